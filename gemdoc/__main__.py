@@ -1,0 +1,3 @@
+from gemdoc.cli import main
+
+main()

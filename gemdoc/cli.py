@@ -1,0 +1,149 @@
+"""The command line: a thin shell over the library (indexer, search, status)."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from gemdoc import __version__
+from gemdoc.errors import GemdocError
+
+PROJECT = click.option(
+    "--project", "-C", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="The Ruby project (default: the nearest directory with a Gemfile.lock).",
+)  # fmt: skip
+
+
+class Gemdoc(click.Group):
+    """Expected failures become one line on stderr and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except GemdocError as exc:
+            click.echo(f"gemdoc: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("gemdoc: interrupted; finished gems are stored, run the command again to finish", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Gemdoc)
+@click.version_option(__version__, "--version", prog_name="gemdoc")
+def main() -> None:
+    """Offline search over the documentation of the exact gems in your Gemfile.lock."""
+
+
+def _project(project_dir: Path | None) -> Path:
+    from gemdoc import project
+
+    return project.root(project_dir or Path.cwd())
+
+
+@main.command()
+@PROJECT
+@click.option("--all", "include_all", flag_value="all", default=None, help="Index transitive dependencies too.")
+@click.option("--direct", "include_all", flag_value="direct", help="Index direct dependencies only (the default).")
+@click.option("--all-languages", is_flag=True, default=None, help="Also index docs marked Japanese, Chinese or Korean.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
+@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
+@click.option("--force", is_flag=True, help="Re-read every gem even when nothing changed.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) -> None:
+    """Index the documentation of the gems in Gemfile.lock."""
+    _index(_project(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
+
+
+@main.command()
+@PROJECT
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
+@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def reindex(project_dir, jobs, dry_run, quiet) -> None:
+    """Rebuild this project's index from scratch (also after a store schema change)."""
+    _index(_project(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
+
+
+def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=False) -> None:
+    from gemdoc import indexer
+
+    progress = None if quiet else _progress_printer()
+    report = indexer.index_project(project, scope, all_languages, jobs, dry_run, force, progress, rebuild)
+    click.echo(_summary(report))
+    if any(o.outcome == "failed" for o in report.outcomes):
+        sys.exit(2)
+
+
+def _progress_printer():
+    tty = sys.stderr.isatty()
+
+    def show(outcome, done, total):
+        counter = f"[{done}/{total}] " if tty else ""
+        detail = f"{outcome.chunks} chunks" if outcome.outcome in ("indexed", "updated") else ""
+        timing = f"{outcome.seconds:.1f}s" if outcome.seconds else ""
+        click.echo(
+            f"{counter}{outcome.name} {outcome.version}  {outcome.describe()}  {detail}  {timing}".rstrip(), err=True
+        )
+
+    return show
+
+
+def _summary(report) -> str:
+    if report.unchanged_lockfile:
+        return f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed ({report.scope} dependencies)"
+    if report.dry_run:
+        if report.discarded:
+            click.echo(f"dry run: would discard the store ({report.discarded})")
+        todo = report.count("would index")
+        return f"dry run: {todo} gems would be indexed, {len(report.outcomes) - todo} would not; nothing was changed"
+    counts = [f"{report.count(k)} {k}" for k in ("indexed", "updated", "unchanged", "skipped", "failed") if report.count(k)]
+    chunks = sum(o.chunks for o in report.outcomes)
+    return f"{len(report.outcomes)} gems: {', '.join(counts) or 'nothing to do'} · {chunks} chunks written · {report.seconds:.1f}s"
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@PROJECT
+@click.option("-n", "limit", type=click.IntRange(1, 100, clamp=True), default=10, show_default=True, help="Results.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (see README).")
+def search(query, project_dir, limit, as_json) -> None:
+    """Keyword search in this bundle's documentation (no model, no network)."""
+    from gemdoc import paths, project, render, store
+    from gemdoc import search as searcher
+
+    text = " ".join(query)
+    root = _project(project_dir)
+    conn = store.connect(paths.store_path())
+    scope = project.scope(conn, root)
+    hits = searcher.search(conn, text, scope.gems, limit)
+    if scope.stale:
+        click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
+    if as_json:
+        click.echo(render.results_json(text, hits, len(scope.gems), scope.stale))
+    elif hits:
+        click.echo(render.results_text(hits))
+    else:
+        click.echo(f"no results in {len(scope.gems)} gems of this bundle")
+
+
+@main.command()
+@PROJECT
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(project_dir, as_json) -> None:
+    """Store, bundle, lockfile and ri coverage, and the next command to run."""
+    from gemdoc import status as st
+
+    info = st.gather(project_dir or Path.cwd())
+    click.echo(json.dumps(info, indent=2) if as_json else st.text(info))
+
+
+@main.command()
+def version() -> None:
+    """Print gemdoc's version."""
+    click.echo(f"gemdoc {__version__}")
+
+
+if __name__ == "__main__":
+    main(prog_name=os.path.basename(sys.argv[0]))

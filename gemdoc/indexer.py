@@ -1,0 +1,313 @@
+"""``gemdoc index``: lockfile -> gem locations -> ri, symbols, prose -> chunks -> store.
+
+Each gem is prepared in a worker (RDoc runs in its own Ruby process) and written
+in one transaction; the project is recorded only once every gem is done, so an
+interrupted run leaves a consistent store and the next run finishes the rest.
+"""
+
+import hashlib
+import os
+import shutil
+import signal
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from gemdoc import chunker, lockfile, locations, manifest, paths, prose, ri, store
+from gemdoc.chunks import Chunk
+from gemdoc.errors import GemdocError, ShimError
+from gemdoc.store import GemRecord, Writer
+
+EXTRACTOR_VERSION = "1"  # bump when chunking changes, so stored gems are re-read
+LOCK_TIMEOUT = 600.0
+
+
+@dataclass
+class GemOutcome:
+    name: str
+    version: str
+    outcome: str  # indexed | updated | unchanged | skipped | failed
+    reason: str | None = None
+    chunks: int = 0
+    seconds: float = 0.0
+    tier: str | None = None
+    methods: int = 0
+    located: int = 0
+
+    def describe(self) -> str:
+        return f"{self.outcome} ({self.reason})" if self.reason else self.outcome
+
+
+@dataclass
+class IndexReport:
+    project: Path
+    lockfile_sha256: str
+    scope: str
+    unchanged_lockfile: bool = False
+    dry_run: bool = False
+    outcomes: list[GemOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    discarded: str | None = None  # why reindex threw the old store away
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for o in self.outcomes if o.outcome == outcome)
+
+    @property
+    def complete(self) -> bool:
+        return all(o.outcome in ("indexed", "updated", "unchanged") or o.reason == "no documentation" for o in self.outcomes)
+
+
+@dataclass
+class Prepared:
+    """A gem turned into chunks, ready to be written."""
+
+    location: locations.GemLocation
+    digest: str
+    chunks: list[Chunk] = field(default_factory=list)
+    docs: ri.ApiDocs | None = None
+    note: str | None = None
+    seconds: float = 0.0
+
+
+Progress = Callable[[GemOutcome, int, int], None]
+
+
+def index_project(
+    project: Path,
+    scope: str | None = None,
+    all_languages: bool | None = None,
+    jobs: int | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+    rebuild: bool = False,
+) -> IndexReport:
+    project = project.resolve()
+    lock = lockfile.load(lockfile.find(project))
+    saved = manifest.load(project)
+    scope = scope or saved.scope
+    langs = saved.all_languages if all_languages is None else all_languages
+    report = IndexReport(project, lock.sha256, scope, dry_run=dry_run)
+    start = time.monotonic()
+    if not force and _lockfile_unchanged(project, lock, saved, scope, langs):
+        report.unchanged_lockfile = True
+        return report
+    gems = lock.select(include_transitive=scope == "all")
+    variants = {g.name: lock.variants(g.name) for g in gems}
+    located = locations.locate(project, gems, variants) if gems else []
+    with _writer_lock(dry_run):
+        if rebuild:
+            report.discarded = store.unreadable_reason(paths.store_path())
+            if report.discarded and not dry_run:
+                store.discard(paths.store_path())
+        _run(report, located, langs, jobs or os.cpu_count() or 1, force, progress)
+        if not dry_run and report.complete:
+            _record(project, lock, scope, langs, located)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool) -> bool:
+    """The manifest and the store must both say this exact lockfile was indexed in this scope.
+
+    The store is asked too, because a `.gemdoc.yml` checked in by someone else
+    says nothing about what *this* machine's store holds.
+    """
+    if saved.lockfile_sha256 != lock.sha256 or saved.scope != scope or saved.all_languages != langs:
+        return False
+    path = paths.store_path()
+    if not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        row = conn.execute(
+            "SELECT lockfile_sha256, scope FROM projects WHERE path = ?", [str(project)]
+        ).fetchone()
+        conn.close()
+    except sqlite3.DatabaseError:
+        return False
+    return row == (lock.sha256, scope)
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _writer_lock(dry_run: bool):
+    if dry_run:
+        return _NoLock()
+    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
+
+
+class _Locked:
+    """The writer lock, plus SIGTERM turned into a clean interruption while it is held."""
+
+    def __init__(self, lock: FileLock):
+        self.lock = lock
+
+    def __enter__(self):
+        try:
+            self.lock.acquire()
+        except Timeout as exc:
+            raise GemdocError(
+                f"another gemdoc is writing the store (lock {self.lock.lock_file}); wait for it and retry"
+            ) from exc
+        self.previous = signal.signal(signal.SIGTERM, _interrupt)
+        shutil.rmtree(paths.ri_cache_dir() / ".tmp", ignore_errors=True)
+        return self
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGTERM, self.previous)
+        self.lock.release()
+        return False
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _run(report: IndexReport, located, langs: bool, jobs: int, force: bool, progress: Progress | None) -> None:
+    writer = None if report.dry_run else Writer(paths.store_path())
+    total = len(located)
+    try:
+        pending = []
+        for loc in located:
+            outcome = _precheck(loc, writer, force, report.dry_run)
+            if outcome:
+                _emit(report, outcome, total, progress)
+            else:
+                pending.append(loc)
+        _process(report, pending, langs, jobs, writer, total, progress)
+    finally:
+        if writer:
+            writer.close()
+
+
+def _precheck(loc: locations.GemLocation, writer: Writer | None, force: bool, dry_run: bool) -> GemOutcome | None:
+    gem = loc.gem
+    if not loc.found:
+        return GemOutcome(gem.name, gem.version, "skipped", f"not installed: {loc.remedy()}")
+    if dry_run:
+        return None
+    digest = source_digest(loc)
+    if not force and writer.is_current(gem.name, gem.version, digest):
+        return GemOutcome(gem.name, gem.version, "unchanged")
+    return None
+
+
+def _process(report, pending, langs, jobs, writer, total, progress) -> None:
+    if report.dry_run:
+        for loc in pending:
+            _emit(report, _dry_outcome(loc), total, progress)
+        return
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(prepare, loc, langs): loc for loc in pending}
+        try:
+            for future in as_completed(futures):
+                _emit(report, _store(writer, futures[future], future), total, progress)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _dry_outcome(loc: locations.GemLocation) -> GemOutcome:
+    return GemOutcome(loc.gem.name, loc.gem.version, "would index", None)
+
+
+def _emit(report: IndexReport, outcome: GemOutcome, total: int, progress: Progress | None) -> None:
+    report.outcomes.append(outcome)
+    if progress:
+        progress(outcome, len(report.outcomes), total)
+
+
+def prepare(loc: locations.GemLocation, all_languages: bool) -> Prepared:
+    """Everything slow for one gem (RDoc, parsing, chunking); runs in a worker thread."""
+    start = time.monotonic()
+    prepared = Prepared(loc, source_digest(loc))
+    try:
+        prepared.docs = ri.extract(loc, prepared.digest)
+        prepared.chunks.extend(prepared.docs.chunks)
+    except ri.SkipGem as exc:
+        prepared.note = f"ri skipped: {exc}"
+    if loc.files is None:
+        for doc in prose.discover(loc.root, all_languages):
+            text = doc.path.read_text(encoding="utf-8", errors="replace")
+            prepared.chunks.extend(chunker.chunk_document(text, doc.relative, doc.source_type))
+    prepared.seconds = time.monotonic() - start
+    return prepared
+
+
+def _store(writer: Writer, loc: locations.GemLocation, future) -> GemOutcome:
+    gem = loc.gem
+    try:
+        prepared: Prepared = future.result()
+    except ShimError as exc:
+        record = GemRecord(gem.name, gem.version, str(loc.root), loc.layout, "", "failed", error=str(exc))
+        writer.mark(record)
+        return GemOutcome(gem.name, gem.version, "failed", str(exc))
+    docs = prepared.docs
+    if not prepared.chunks:
+        writer.mark(GemRecord(gem.name, gem.version, str(loc.root), loc.layout, prepared.digest, "skipped",
+                              error="no documentation"))  # fmt: skip
+        return GemOutcome(gem.name, gem.version, "skipped", "no documentation")
+    record = GemRecord(
+        gem.name, gem.version, str(loc.root), loc.layout, prepared.digest, "complete",
+        ri_tier=docs.tier if docs else None, parser=docs.parser if docs else None,
+        chunks=len(prepared.chunks), methods=docs.methods if docs else 0,
+        located=docs.located if docs else 0, seconds=round(prepared.seconds, 3),
+    )  # fmt: skip
+    outcome = writer.replace_gem(record, prepared.chunks)
+    return GemOutcome(
+        gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds,
+        record.ri_tier, record.methods, record.located,
+    )  # fmt: skip
+
+
+def _record(project: Path, lock, scope: str, langs: bool, located) -> None:
+    gems = [(loc.gem.name, loc.gem.version) for loc in located if loc.found]
+    writer = Writer(paths.store_path())
+    try:
+        writer.record_project(str(project), lock.sha256, scope, gems)
+    finally:
+        writer.close()
+    manifest.save(project, manifest.Manifest(lock.sha256, scope, langs))
+
+
+def source_digest(loc: locations.GemLocation) -> str:
+    """sha256 over every file gemdoc reads for this gem (API sources and prose)."""
+    digest = hashlib.sha256(f"extractor {EXTRACTOR_VERSION}\n".encode())
+    root = loc.root
+    if loc.files is not None:
+        files = sorted(loc.files)
+    else:
+        files = sorted(_tree_files(root, ri.API_DIRS) + [p.relative for p in prose.discover(root, True)])
+    for rel in files:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        digest.update(f"{rel}\0{len(data)}\0".encode())
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _tree_files(root: Path, dirs) -> list[str]:
+    found = []
+    for top in dirs:
+        base = root / top
+        if base.is_symlink() or not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+            found.extend((Path(dirpath) / f).relative_to(root).as_posix() for f in filenames)
+    return found

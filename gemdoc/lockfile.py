@@ -1,0 +1,130 @@
+"""Parse Gemfile.lock: sources (GEM, PATH, GIT), specs, DEPENDENCIES, BUNDLED WITH."""
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gemdoc.errors import LockfileError
+
+SOURCE_SECTIONS = {"GEM": "gem", "PATH": "path", "GIT": "git"}
+SPEC_LINE = re.compile(r"^    (?P<name>[^\s(]+) \((?P<version>[^)\s]+)\)$")
+DEP_LINE = re.compile(r"^  (?P<name>[^\s(!]+)(?: \([^)]*\))?(?P<pinned>!)?$")
+# RubyGems versions contain no "-"; whatever follows the first one is a platform.
+VERSION = re.compile(r"^(?P<version>[0-9][0-9A-Za-z.]*)(?:-(?P<platform>.+))?$")
+
+
+@dataclass(frozen=True)
+class LockedGem:
+    name: str
+    version: str
+    platform: str | None = None
+    source: str = "gem"
+    remote: str | None = None
+    revision: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+@dataclass
+class Lockfile:
+    path: Path
+    sha256: str
+    gems: list[LockedGem] = field(default_factory=list)
+    direct: list[str] = field(default_factory=list)
+    bundled_with: str | None = None
+
+    def select(self, include_transitive: bool) -> list[LockedGem]:
+        """The gems in scope, one per name (the first platform variant listed)."""
+        wanted = None if include_transitive else set(self.direct)
+        chosen: dict[str, LockedGem] = {}
+        for gem in self.gems:
+            if (wanted is None or gem.name in wanted) and gem.name not in chosen:
+                chosen[gem.name] = gem
+        return sorted(chosen.values(), key=lambda g: g.name)
+
+    def variants(self, name: str) -> list[LockedGem]:
+        return [g for g in self.gems if g.name == name]
+
+
+def find(project: Path) -> Path:
+    """The lockfile of a project directory, honouring BUNDLE_GEMFILE-style names."""
+    for name in ("Gemfile.lock", "gems.locked"):
+        candidate = project / name
+        if candidate.is_file():
+            return candidate
+    raise LockfileError(
+        f"no Gemfile.lock in {project}: run gemdoc inside a Ruby project, after `bundle lock` or `bundle install`"
+    )
+
+
+def load(path: Path) -> Lockfile:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LockfileError(f"cannot read {path}: {exc.strerror}; check the path and its permissions") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LockfileError(f"{path} is not UTF-8 text; regenerate it with `bundle lock`") from exc
+    lock = parse(text, path)
+    lock.sha256 = hashlib.sha256(raw).hexdigest()
+    return lock
+
+
+def parse(text: str, path: Path = Path("Gemfile.lock")) -> Lockfile:
+    lock = Lockfile(path=path, sha256="")
+    section: str | None = None
+    source: dict[str, str | None] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            section = line.strip()
+            source = {"type": SOURCE_SECTIONS.get(section), "remote": None, "revision": None}
+            continue
+        if section is None:
+            raise LockfileError(f"{path}:{number}: text before any section; regenerate it with `bundle lock`")
+        _parse_line(lock, section, source, line, number)
+    if not lock.gems and not lock.direct:
+        raise LockfileError(f"{path} holds no gems and no DEPENDENCIES; regenerate it with `bundle lock`")
+    return lock
+
+
+def _parse_line(lock: Lockfile, section: str, source: dict, line: str, number: int) -> None:
+    if section in SOURCE_SECTIONS:
+        _parse_source_line(lock, source, line, number)
+    elif section == "DEPENDENCIES":
+        match = DEP_LINE.match(line)
+        if not match:
+            raise LockfileError(f"{lock.path}:{number}: unreadable dependency {line.strip()!r}; regenerate with `bundle lock`")
+        lock.direct.append(match["name"])
+    elif section == "BUNDLED WITH":
+        lock.bundled_with = line.strip()
+
+
+def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> None:
+    stripped = line.strip()
+    if line.startswith("      "):  # a spec's own dependency
+        return
+    if line.startswith("    "):
+        match = SPEC_LINE.match(line)
+        version = VERSION.match(match["version"]) if match else None
+        if not match or not version:
+            raise LockfileError(f"{lock.path}:{number}: unreadable spec {stripped!r}; regenerate with `bundle lock`")
+        lock.gems.append(
+            LockedGem(
+                name=match["name"],
+                version=version["version"],
+                platform=version["platform"],
+                source=source["type"],
+                remote=source["remote"],
+                revision=source["revision"],
+            )
+        )
+        return
+    key, _, value = stripped.partition(":")
+    if key in ("remote", "revision"):
+        source[key] = value.strip()

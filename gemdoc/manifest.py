@@ -1,0 +1,53 @@
+"""The project manifest, ``.gemdoc.yml``: the lockfile digest last indexed, and the scope."""
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gemdoc.errors import GemdocError
+
+FILENAME = ".gemdoc.yml"
+SCOPES = ("direct", "all")
+
+
+@dataclass
+class Manifest:
+    lockfile_sha256: str | None = None
+    scope: str = "direct"
+    all_languages: bool = False
+
+
+def path_for(project: Path) -> Path:
+    return project / FILENAME
+
+
+def load(project: Path) -> Manifest:
+    path = path_for(project)
+    if not path.exists():
+        return Manifest()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        raise GemdocError(f"{path} is not valid YAML ({type(exc).__name__}): fix it or delete it") from exc
+    if not isinstance(data, dict) or data.get("scope", "direct") not in SCOPES:
+        raise GemdocError(f"{path} is malformed (scope must be one of {', '.join(SCOPES)}): fix it or delete it")
+    return Manifest(
+        lockfile_sha256=data.get("lockfile_sha256"),
+        scope=data.get("scope", "direct"),
+        all_languages=bool(data.get("all_languages", False)),
+    )
+
+
+def save(project: Path, manifest: Manifest) -> None:
+    """Write atomically: a reader sees the old manifest or the new one, never half of one."""
+    body = "# gemdoc project manifest: what `gemdoc index` last indexed here.\n" + yaml.safe_dump(
+        {"lockfile_sha256": manifest.lockfile_sha256, "scope": manifest.scope, "all_languages": manifest.all_languages},
+        sort_keys=False,
+    )
+    fd, tmp = tempfile.mkstemp(prefix=".gemdoc.yml.", dir=project)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(body)
+    os.replace(tmp, path_for(project))

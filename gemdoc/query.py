@@ -1,0 +1,55 @@
+"""Turn what a user typed into safe FTS5 terms, and recognise Ruby identifiers.
+
+Nothing typed reaches FTS5 syntax: terms are runs of letters and digits (the
+same split the unicode61 tokenizer makes), each double-quoted, so quotes, ``*``,
+``OR``, ``NEAR(``, ``:``, ``-`` and parentheses are only ever text.
+"""
+
+import re
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 2000
+MAX_TERMS = 32
+TERM = re.compile(r"[^\W_]+", re.UNICODE)
+IDENTIFIER = re.compile(r"^(?:[A-Z]\w*(?:::[A-Z]\w*)*)?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$")
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """A query that names an API: ``Hash#dig``, ``Rack::Utils.parse_nested_query``, ``#fetch``."""
+
+    full_names: tuple[str, ...]  # ri spellings to match exactly
+    name: str  # the last segment, lower-cased
+
+
+def terms(text: str) -> list[str]:
+    """Distinct lower-cased terms, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for token in TERM.findall(text[:MAX_QUERY_CHARS].lower()):
+        seen.setdefault(token, None)
+        if len(seen) == MAX_TERMS:
+            break
+    return list(seen)
+
+
+def quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def any_of(items: list[str], column: str | None = None) -> str:
+    body = " OR ".join(quote(t) for t in items)
+    return f"{column}:({body})" if column else f"({body})"
+
+
+def identifier(text: str) -> Identifier | None:
+    text = text.strip()
+    if not text or " " in text or len(text) > 200 or not IDENTIFIER.match(text):
+        return None
+    if not re.search(r"[#:.A-Z_]", text):  # a plain lower-case word is a keyword, not an API name
+        return None
+    spellings = {text, text.lstrip("#")}
+    match = re.match(r"^(.*[A-Za-z0-9_])\.([a-z_]\w*[?!=]?)$", text)
+    if match:  # Foo.bar is how people write RDoc's Foo::bar
+        spellings.add(f"{match[1]}::{match[2]}")
+    last = re.split(r"#|::|\.", text)[-1]
+    return Identifier(tuple(sorted(spellings)), last.lower())

@@ -1,0 +1,128 @@
+"""API documentation from ri: obtain a gem's ri store, then turn it into chunks.
+
+Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``).
+Otherwise gemdoc's private cache is used, and when it has none, RDoc generates
+one over the gem's lib/ and ext/ (public API only) into a fresh temporary
+directory that is renamed into the cache only after RDoc succeeded. A crash or
+a timeout leaves nothing behind.
+"""
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gemdoc import paths, shim, symbols
+from gemdoc.chunks import Chunk
+from gemdoc.errors import GemdocError
+from gemdoc.locations import GemLocation
+
+EXTRACT_TIMEOUT = 600.0
+API_DIRS = ("lib", "ext")
+
+
+class SkipGem(GemdocError):
+    """The gem has nothing RDoc can document."""
+
+
+@dataclass
+class ApiDocs:
+    entries: list[dict]
+    symbols: list[dict]
+    parser: str
+    tier: str  # installed | cached | generated
+    chunks: list[Chunk] = field(default_factory=list)
+    located: int = 0
+    methods: int = 0
+
+
+def sources(location: GemLocation) -> list[str]:
+    """What RDoc documents: lib/ and ext/ only, or the gem's own files when they are scattered."""
+    if location.files is not None:
+        return list(location.files)
+    return [d for d in API_DIRS if (location.root / d).is_dir()]
+
+
+def cache_entry(location: GemLocation, digest: str) -> Path:
+    gem = location.gem
+    return paths.ri_cache_dir() / f"{gem.name}-{gem.version}-{digest[:12]}"
+
+
+def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
+    src = sources(location)
+    if not src:
+        raise SkipGem("no lib/ or ext/")
+    if location.ri_dir:
+        return _run(location, src, {"ri_dir": str(location.ri_dir)}, "installed", timeout)
+    cached = cache_entry(location, digest)
+    if (cached / "cache.ri").is_file():
+        return _run(location, src, {"ri_dir": str(cached)}, "cached", timeout)
+    return _generate(location, src, cached, timeout)
+
+
+def _generate(location: GemLocation, src: list[str], target: Path, timeout: float) -> ApiDocs:
+    scratch_root = target.parent / ".tmp"  # same filesystem as the cache: the rename is atomic
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{target.name}-", dir=scratch_root))
+    try:
+        out = scratch / "ri"  # RDoc refuses an existing output directory: give it a fresh name
+        docs = _run(location, src, {"generate_into": str(out)}, "generated", timeout)
+        try:
+            os.rename(out, target)
+        except OSError:
+            if not (target / "cache.ri").is_file():  # another writer won the race with the same content
+                raise
+        return docs
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(location: GemLocation, src: list[str], how: dict, tier: str, timeout: float) -> ApiDocs:
+    request = {"root": str(location.root), "sources": src, **how}
+    answer = shim.call("extract", request, timeout=timeout)
+    docs = ApiDocs(answer["ri"], answer["symbols"], answer["parser"], tier)
+    docs.chunks, docs.located, docs.methods = to_chunks(docs.entries, docs.symbols)
+    return docs
+
+
+def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int]:
+    """One chunk per class, module, method and attribute; returns (chunks, located methods, methods)."""
+    by_owner, by_file = symbols.index(syms)
+    chunks, located, methods = [], 0, 0
+    for entry in entries:
+        if entry.get("visibility") not in (None, "public"):
+            continue
+        where = symbols.locate(entry, by_owner, by_file)
+        if entry["kind"] in ("method", "attribute"):
+            methods += 1
+            located += where is not None
+        chunks.append(_chunk(entry, where))
+    return chunks, located, methods
+
+
+def _chunk(entry: dict, where: dict | None) -> Chunk:
+    return Chunk(
+        source_type="ri",
+        title=entry["full_name"],
+        heading=entry["full_name"],
+        body=entry.get("comment") or "",
+        file=where["file"] if where else entry.get("file"),
+        line=where["line"] if where else None,
+        end_line=where["end_line"] if where else None,
+        signature=_signature(entry, where),
+        kind=entry["kind"],
+        name=entry["name"].lower(),
+    )
+
+
+def _signature(entry: dict, where: dict | None) -> str:
+    if entry.get("call_seq"):
+        return entry["call_seq"].strip()
+    if entry["kind"] == "method":
+        return f"{entry['name']}{entry.get('params') or ''}"
+    if entry["kind"] == "attribute":
+        return f"attr_{ {'R': 'reader', 'W': 'writer'}.get(entry.get('rw'), 'accessor')} :{entry['name']}"
+    if entry["kind"] == "class" and entry.get("superclass"):
+        return f"class {entry['full_name']} < {entry['superclass']}"
+    return f"{entry['kind']} {entry['full_name']}"

@@ -1,0 +1,124 @@
+"""What `gemdoc status` reports, as data: the store, this bundle, and the next command to run."""
+
+import sqlite3
+from pathlib import Path
+
+from gemdoc import __version__, lockfile, manifest, paths, project, store
+from gemdoc.errors import GemdocError
+
+
+def gather(start: Path) -> dict:
+    info: dict = {"gemdoc_version": __version__, "store": str(paths.store_path())}
+    try:
+        root = project.root(start)
+    except GemdocError:
+        root = None
+    info["project"] = str(root) if root else None
+    try:
+        conn = store.connect(paths.store_path())
+    except GemdocError as exc:
+        info["store_error"] = str(exc)
+        info["next"] = "gemdoc reindex" if "schema" in str(exc) else "gemdoc index"
+        return info
+    with conn:
+        _store_facts(conn, info)
+        if root:
+            _project_facts(conn, root, info)
+    info["next"] = _next(info)
+    return info
+
+
+def _store_facts(conn: sqlite3.Connection, info: dict) -> None:
+    meta = store.read_meta(conn)
+    info["schema_version"] = meta.get("schema_version")
+    info["store_gemdoc_version"] = meta.get("gemdoc_version")
+    info["store_gems"] = conn.execute("SELECT count(*) FROM gems WHERE state = 'complete'").fetchone()[0]
+    info["store_chunks"] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
+    lock = lockfile.load(lockfile.find(root))
+    saved = manifest.load(root)
+    info["lockfile_sha256"] = lock.sha256
+    info["manifest_sha256"] = saved.lockfile_sha256
+    info["scope"] = saved.scope
+    try:
+        scope = project.scope(conn, root)
+    except GemdocError:
+        info["indexed"] = False
+        return
+    info["indexed"] = True
+    info["stale"] = scope.stale
+    info["missing"] = scope.missing
+    _bundle_facts(conn, scope.gems, info)
+
+
+def _bundle_facts(conn: sqlite3.Connection, gems: list[tuple[str, str]], info: dict) -> None:
+    rows = [
+        conn.execute(
+            "SELECT name, version, state, ri_tier, chunks, methods, located, error FROM gems WHERE name = ? AND version = ?",
+            [n, v],
+        ).fetchone()
+        for n, v in gems
+    ]
+    rows = [r for r in rows if r]
+    info["bundle_gems"] = len(rows)
+    info["bundle_chunks"] = sum(r[4] or 0 for r in rows)
+    tiers: dict[str, int] = {}
+    for r in rows:
+        tiers[r[3] or "none"] = tiers.get(r[3] or "none", 0) + 1
+    info["ri_tiers"] = tiers
+    methods = sum(r[5] or 0 for r in rows)
+    info["ri_methods"] = methods
+    info["ri_methods_located"] = sum(r[6] or 0 for r in rows)
+    failures = conn.execute("SELECT name, version, state, error FROM gems WHERE state != 'complete'").fetchall()
+    locked = set(gems)
+    info["failures"] = [
+        {"gem": n, "version": v, "state": s, "reason": e} for n, v, s, e in failures if (n, v) in locked
+    ]
+
+
+def _next(info: dict) -> str | None:
+    if info.get("project") is None:
+        return "cd into a Ruby project (a directory with Gemfile.lock), then `gemdoc index`"
+    if not info.get("indexed") or info.get("stale") or info.get("missing"):
+        return "gemdoc index"
+    return None
+
+
+def text(info: dict) -> str:
+    lines = [f"gemdoc:    {info['gemdoc_version']}", f"store:     {info['store']}"]
+    if "store_error" in info:
+        lines.append(f"           {info['store_error']}")
+    else:
+        drift = ""
+        if info.get("store_gemdoc_version") not in (None, info["gemdoc_version"]):
+            drift = f" (written by gemdoc {info['store_gemdoc_version']})"
+        lines.append(
+            f"           schema {info['schema_version']}{drift} · {info['store_gems']} gems · {info['store_chunks']} chunks"
+        )
+    lines.append(f"project:   {info.get('project') or '(none here)'}")
+    if info.get("project") and "store_error" not in info:
+        lines.extend(_project_lines(info))
+    if info.get("next"):
+        lines.append(f"next:      {info['next']}")
+    return "\n".join(lines)
+
+
+def _project_lines(info: dict) -> list[str]:
+    if not info.get("indexed"):
+        return ["index:     not indexed"]
+    state = "stale: Gemfile.lock changed since the last index" if info["stale"] else "matches Gemfile.lock"
+    lines = [
+        f"lockfile:  {info['lockfile_sha256'][:12]} · {state}",
+        f"bundle:    {info['bundle_gems']} gems · {info['bundle_chunks']} chunks · scope {info['scope']}",
+    ]
+    tiers = ", ".join(f"{k} {v}" for k, v in sorted(info["ri_tiers"].items()))
+    located = info["ri_methods_located"]
+    methods = info["ri_methods"] or 1
+    lines.append(f"ri:        {tiers} · {located}/{info['ri_methods']} methods with file:line ({located / methods:.0%})")
+    for failure in info["failures"]:
+        lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['state']} ({failure['reason']})")
+    for missing in info["missing"]:
+        lines.append(f"missing:   {missing}")
+    return lines

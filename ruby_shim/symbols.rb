@@ -1,0 +1,262 @@
+# frozen_string_literal: true
+
+# Every class, module and method definition in a gem's Ruby source, with
+# file:line. Prism where `require "prism"` works (Ruby 3.3+), Ripper otherwise;
+# both produce the same records:
+#   {kind, owner, name, singleton, file, line, end_line, signature}
+require "ripper"
+
+module GemdocShim
+  module Symbols
+    ATTR_CALLS = %w[attr_reader attr_writer attr_accessor attr].freeze
+
+    module_function
+
+    def backend
+      @backend ||= begin
+        require "prism"
+        "prism"
+      rescue LoadError
+        "ripper"
+      end
+    end
+
+    def parse_files(root, files)
+      files.flat_map do |file|
+        source = File.read(File.join(root, file), encoding: "UTF-8").scrub
+        parse(source, file)
+      rescue StandardError, SystemStackError
+        []
+      end
+    end
+
+    def parse(source, file)
+      lines = source.lines
+      collector = Collector.new(file, lines)
+      backend == "prism" ? PrismWalker.new(collector).visit(Prism.parse(source).value) : RipperWalker.walk(source, collector)
+      collector.records
+    end
+
+    # Shared by both backends so the output format cannot differ.
+    class Collector
+      attr_reader :records
+
+      def initialize(file, lines)
+        @file = file
+        @lines = lines
+        @records = []
+        @namespace = []
+      end
+
+      def in_namespace(name)
+        full = name.start_with?("::") ? name.delete_prefix("::") : [*@namespace, name].join("::")
+        @namespace.push(full)
+        yield
+      ensure
+        @namespace.pop
+      end
+
+      def owner
+        @namespace.last
+      end
+
+      def namespace(kind, name, line, end_line)
+        full = name.start_with?("::") ? name.delete_prefix("::") : [*@namespace, name].join("::")
+        add(kind, full.rpartition("::").first, full.split("::").last, false, line, end_line)
+      end
+
+      def method(name, singleton, line, end_line, owner_name = owner)
+        add("method", owner_name, name, singleton, line, end_line)
+      end
+
+      private
+
+      def add(kind, owner_name, name, singleton, line, end_line)
+        @records << {
+          "kind" => kind, "owner" => owner_name.to_s, "name" => name, "singleton" => singleton,
+          "file" => @file, "line" => line, "end_line" => end_line, "signature" => signature(line)
+        }
+      end
+
+      # The definition's own text from its first line, joined with the next
+      # lines while parentheses are open (multi-line parameter lists).
+      def signature(line)
+        text = +""
+        depth = 0
+        @lines[(line - 1)..(line + 4)].to_a.each do |l|
+          text << " " unless text.empty?
+          text << l.strip
+          depth += l.count("(") - l.count(")")
+          break if depth <= 0
+        end
+        text.gsub(/\s+/, " ")[0, 240]
+      end
+    end
+
+    # Ripper's event parser: each definition event is reduced when its `end`
+    # is read, so Ripper#lineno there is the definition's last line.
+    class RipperWalker < Ripper::SexpBuilderPP
+      def self.walk(source, collector)
+        tree = new(source).parse
+        visit(tree, collector, false) if tree
+      end
+
+      def on_def(name, params, body)
+        [:gd_def, token(name), name_line(name), lineno, nil, body]
+      end
+
+      def on_defs(target, _period, name, params, body)
+        [:gd_def, token(name), name_line(name), lineno, receiver(target), body]
+      end
+
+      def on_class(cpath, _superclass, body)
+        [:gd_ns, "class", const_name(cpath), name_line(cpath), lineno, body]
+      end
+
+      def on_module(cpath, body)
+        [:gd_ns, "module", const_name(cpath), name_line(cpath), lineno, body]
+      end
+
+      def on_sclass(target, body)
+        [:gd_sclass, receiver(target), body]
+      end
+
+      def on_command(ident, args)
+        name = token(ident)
+        return super unless ATTR_CALLS.include?(name) || name == "define_method"
+
+        [:gd_call, name, name_line(ident), lineno, symbol_args(args)]
+      end
+
+      def on_method_add_arg(call, args)
+        return super unless call.is_a?(Array) && call[0] == :fcall && token(call[1]) == "define_method"
+
+        [:gd_call, "define_method", name_line(call[1]), lineno, symbol_args(args)]
+      end
+
+      def self.visit(node, col, singleton)
+        return unless node.is_a?(Array)
+
+        case node[0]
+        when :gd_ns
+          col.namespace(node[1], node[2], node[3], node[4])
+          col.in_namespace(node[2]) { visit(node[5], col, false) }
+        when :gd_def
+          _, name, line, end_line, recv, = node
+          owner = recv && recv != "self" ? recv : col.owner
+          col.method(name, singleton || !recv.nil?, line, end_line, owner)
+        when :gd_sclass
+          visit(node[2], col, node[1] == "self" || singleton)
+        when :gd_call
+          node[4].each { |n| col.method(n, singleton, node[2], node[3]) }
+        else
+          node.each { |child| visit(child, col, singleton) }
+        end
+      end
+
+      private
+
+      def token(node)
+        node.is_a?(Array) && node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") ? node[1] : node.to_s
+      end
+
+      # The first position found depth-first: the line a name was written on.
+      def name_line(node)
+        return nil unless node.is_a?(Array)
+        return node[2][0] if node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") && node[2].is_a?(Array)
+
+        node.each do |child|
+          found = name_line(child)
+          return found if found
+        end
+        nil
+      end
+
+      def const_name(node)
+        case node[0]
+        when :const_ref, :var_ref then token(node[1])
+        when :const_path_ref then "#{const_name(node[1])}::#{token(node[2])}"
+        when :top_const_ref then "::#{token(node[1])}"
+        else token(node)
+        end
+      end
+
+      def receiver(target)
+        return "self" if target.is_a?(Array) && target.flatten.include?("self")
+
+        const_name(target) if target.is_a?(Array)
+      end
+
+      def symbol_args(args)
+        found = []
+        collect = lambda do |n|
+          next unless n.is_a?(Array)
+          if n[0] == :symbol && n[1].is_a?(Array)
+            found << n[1][1]
+          elsif n[0] == :@tstring_content
+            found << n[1]
+          else
+            n.each { |c| collect.call(c) }
+          end
+        end
+        collect.call(args)
+        found.select { |s| s.is_a?(String) }
+      end
+    end
+
+    # The same walk over Prism's tree, for Rubies that ship it.
+    class PrismWalker
+      def initialize(collector)
+        @col = collector
+        @singleton = false
+      end
+
+      def visit(node)
+        return unless node
+
+        case node.type
+        when :class_node, :module_node then namespace(node)
+        when :def_node then definition(node)
+        when :singleton_class_node then singleton_class(node)
+        when :call_node then call(node)
+        end
+        node.compact_child_nodes.each { |child| visit(child) } unless %i[class_node module_node singleton_class_node].include?(node.type)
+      end
+
+      private
+
+      def namespace(node)
+        name = node.constant_path.slice
+        kind = node.type == :class_node ? "class" : "module"
+        @col.namespace(kind, name, node.location.start_line, node.location.end_line)
+        outer = @singleton
+        @singleton = false
+        @col.in_namespace(name) { visit(node.body) }
+        @singleton = outer
+      end
+
+      def definition(node)
+        recv = node.receiver
+        owner = recv && recv.type != :self_node ? recv.slice : @col.owner
+        @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line, owner)
+      end
+
+      def singleton_class(node)
+        outer = @singleton
+        @singleton = node.expression.type == :self_node || outer
+        visit(node.body)
+        @singleton = outer
+      end
+
+      def call(node)
+        name = node.name.to_s
+        return unless node.receiver.nil? && (ATTR_CALLS.include?(name) || name == "define_method")
+
+        (node.arguments&.arguments || []).each do |arg|
+          value = arg.respond_to?(:unescaped) ? arg.unescaped : nil
+          @col.method(value, @singleton, node.location.start_line, node.location.end_line) if value
+        end
+      end
+    end
+  end
+end

@@ -18,9 +18,10 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from gemdoc import query as q
-from gemdoc.store import gemkey
+from gemdoc.stopwords import ENGLISH
+from gemdoc.store import FTS_COLUMNS, gemkey
 
-WEIGHTS = {"title": 6.0, "signature": 2.0, "body": 1.0, "gemkey": 0.0}
+WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0, "gemkey": 0.0}
 CANDIDATES = 300
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
 COVERAGE_POWER = 2.0
@@ -58,6 +59,8 @@ class Plan:
 
 def plan(conn: sqlite3.Connection, text: str) -> Plan:
     terms = q.terms(text)
+    content = [t for t in terms if t not in ENGLISH]
+    terms = content or terms
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     df = {t: _df(conn, t) for t in terms}
     absent = [t for t in terms if df[t] == 0]
@@ -92,7 +95,7 @@ def search(conn: sqlite3.Connection, text: str, scope: list[tuple[str, str]], li
 
 def _candidates(conn: sqlite3.Connection, terms: list[str], keys: list[str]) -> dict[int, float]:
     match = f"{q.any_of(terms)} AND {q.any_of(keys, 'gemkey')}"
-    weights = ", ".join(str(WEIGHTS[c]) for c in ("title", "signature", "body", "gemkey"))
+    weights = ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS)
     rows = conn.execute(
         f"SELECT rowid, -bm25(chunks_fts, {weights}) FROM chunks_fts WHERE chunks_fts MATCH ? "
         f"ORDER BY bm25(chunks_fts, {weights}) LIMIT {CANDIDATES}",

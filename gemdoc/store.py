@@ -18,9 +18,9 @@ from gemdoc.chunks import Chunk
 from gemdoc.errors import StoreError
 
 SCHEMA_VERSION = 1
-FTS_COLUMNS = ("title", "signature", "body", "gemkey")
+FTS_COLUMNS = ("title", "names", "signature", "body", "gemkey")
 CHUNK_COLUMNS = (
-    "gem", "version", "source_type", "kind", "title", "heading", "name",
+    "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest", "gemkey",
 )  # fmt: skip
 
@@ -193,7 +193,7 @@ class Writer:
 def _chunk_row(record: GemRecord, key: str, chunk: Chunk) -> dict:
     return {
         "gem": record.name, "version": record.version, "source_type": chunk.source_type, "kind": chunk.kind,
-        "title": chunk.title, "heading": chunk.heading, "name": chunk.name, "signature": chunk.signature,
+        "title": chunk.title, "names": chunk.names(record.name), "heading": chunk.heading, "name": chunk.name, "signature": chunk.signature,
         "body": chunk.body, "file": chunk.file, "line": chunk.line, "end_line": chunk.end_line,
         "digest": chunk.digest, "gemkey": key,
     }  # fmt: skip

@@ -59,33 +59,37 @@ module GemdocShim
       [gem["name"], gem["version"], gem["platform"]].compact.join("-")
     end
 
+    # The first copy of exactly this version whose files are on disk; the same
+    # version can be registered twice (a default-gem stub and Debian's copy).
     def installed_gem(gem, roots)
-      roots.each do |root|
-        ["specifications", "specifications/default"].each do |specs|
-          file = File.join(root, specs, "#{full_name(gem)}.gemspec")
-          next unless File.file?(file)
+      first = nil
+      roots.product(["specifications", "specifications/default"]).each do |root, specs|
+        file = File.join(root, specs, "#{full_name(gem)}.gemspec")
+        next unless File.file?(file)
 
-          spec = Gem::Specification.load(file)
-          next unless spec && spec.version.to_s == gem["version"]
+        spec = Gem::Specification.load(file)
+        next unless spec && spec.version.to_s == gem["version"]
 
-          return describe(spec, root: root, default: specs.end_with?("default"))
-        end
+        found = describe(spec, root: root, default: specs.end_with?("default"))
+        return found if found["status"] == "found"
+
+        first ||= found
       end
-      nil
+      first
     end
 
     def describe(spec, root:, default: false)
       doc_dir = File.join(root, "doc", spec.full_name)
       ri_dir = File.join(doc_dir, "ri")
       info = {"ri_dir" => (File.file?(File.join(ri_dir, "cache.ri")) ? ri_dir : nil), "spec" => spec.loaded_from}
-      return info.merge("status" => "found", "dir" => spec.full_gem_path) if populated?(spec.full_gem_path)
+      dir = spec.full_gem_path
+      return info.merge("status" => "found", "dir" => dir) if %w[lib ext].any? { |d| File.directory?(File.join(dir, d)) }
 
-      scattered(spec, info, default)
-    end
+      found = scattered(spec, info, default)
+      return found if found["status"] == "found" && !found["files"].empty?
+      return info.merge("status" => "found", "dir" => dir) if File.directory?(dir) && !Dir.empty?(dir)
 
-    # Default gems leave an empty directory behind; Debian's leave none.
-    def populated?(dir)
-      File.directory?(dir) && !Dir.empty?(dir)
+      found
     end
 
     # Debian's ruby-* packages and Ruby's default gems keep a gemspec whose
@@ -197,9 +201,16 @@ module GemdocShim
       {
         "kind" => klass.type, "full_name" => klass.full_name, "owner" => nil, "name" => klass.name,
         "singleton" => false, "visibility" => "public", "call_seq" => nil, "params" => nil,
-        "superclass" => (klass.superclass.to_s if klass.type == "class" && klass.superclass),
+        "superclass" => superclass_name(klass),
         "includes" => klass.includes.map(&:name), "comment" => render(klass.comment), "file" => files.first
       }
+    end
+
+    def superclass_name(klass)
+      return nil unless klass.type == "class" && klass.superclass
+
+      sup = klass.superclass
+      sup.respond_to?(:full_name) ? sup.full_name : sup.to_s
     end
 
     def methods_of(name)

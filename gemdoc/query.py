@@ -32,6 +32,15 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
+VERSION = re.compile(r"(?<![\w.])\d+(?:\.\w+)+(?![\w.])")
+
+
+def versions(text: str) -> list[str]:
+    """Version numbers in a query (``5.15.0``, ``7.1.rc2``), as FTS5 phrases of their parts."""
+    found = VERSION.findall(text[:MAX_QUERY_CHARS])
+    return list(dict.fromkeys(" ".join(TERM.findall(v.lower())) for v in found))
+
+
 def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 

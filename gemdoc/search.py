@@ -1,32 +1,39 @@
 """Keyword search over the bundle's chunks.
 
-Ranking, all measured on the benchmark ruler (benchmarks/):
-- candidates: FTS5 over the question's terms OR'd together, restricted to the
-  bundle's exact gem versions inside the MATCH, ranked by bm25 with field
-  weights (full name / heading above signature above body);
-- terms the store uses nearly everywhere are dropped (rarity from the corpus,
-  not a stopword list), unless nothing else is left;
-- coverage: a chunk's bm25 is scaled by the share of the question's rarity it
-  contains, so one rare word in a short signature cannot beat a passage that
+Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
+- English function words are dropped from the question (gemdoc.stopwords);
+  rarity comes from the store itself: a term in more than UBIQUITOUS of all
+  chunks stops counting as evidence, unless nothing else is left;
+- each remaining term is one FTS5 query returning (rowid, bm25) with field
+  weights (full name above identifier words above signature above body);
+  summed, that is exactly FTS5's bm25 for the OR of the terms, and it says
+  which terms each chunk holds;
+- coverage: a chunk's score is scaled by the share of the question's rarity it
+  holds, so one rare word in a short signature cannot beat a passage that
   holds most of the question;
-- an identifier query (``Hash#dig``) puts its exact API entry first;
+- a version number in the question is matched as a phrase, and an identifier
+  query (``Hash#dig``) puts its exact API entry first;
 - only the best chunk per (gem, file, heading) is kept before the limit.
+
+The bundle's scope is a set of rowid ranges (each gem version's chunks are
+contiguous), checked in Python: cheaper than any filter inside MATCH.
 """
 
+import bisect
 import math
 import sqlite3
 from dataclasses import dataclass, field
 
 from gemdoc import query as q
 from gemdoc.stopwords import ENGLISH
-from gemdoc.store import FTS_COLUMNS, gemkey
+from gemdoc.store import FTS_COLUMNS
 
-WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0, "gemkey": 0.0}
-CANDIDATES = 300
+WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0}
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
 COVERAGE_POWER = 2.0
 EXACT_BONUS = 1000.0
 NAME_BONUS = 2.0
+BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
 
 @dataclass
@@ -48,84 +55,117 @@ class Hit:
 
 @dataclass
 class Plan:
-    """The query as the ranker sees it: useful to --explain and to the rulers."""
+    """The question as the ranker sees it (for --explain and the rulers)."""
 
-    terms: list[str]
-    kept: list[str]
+    terms: list[str]  # every term typed
+    kept: list[str]  # the terms that count as evidence
     ubiquitous: list[str]
     absent: list[str]
     idf: dict[str, float]
+    postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
+
+
+class Scope:
+    """The rowid ranges of the bundle's gem versions."""
+
+    def __init__(self, conn: sqlite3.Connection, gems: list[tuple[str, str]]):
+        wanted = set(gems)
+        rows = conn.execute("SELECT name, version, first_id, last_id FROM gems WHERE state = 'complete'").fetchall()
+        self.ranges = sorted((f, l) for n, v, f, l in rows if (n, v) in wanted and f is not None)
+        self.starts = [f for f, _ in self.ranges]
+        self.everything = len(self.ranges) == sum(1 for r in rows if r[2] is not None)
+
+    def keep(self, rowids) -> list[int]:
+        return list(rowids) if self.everything else [r for r in rowids if r in self]
+
+    def __contains__(self, rowid: int) -> bool:
+        i = bisect.bisect_right(self.starts, rowid) - 1
+        return i >= 0 and rowid <= self.ranges[i][1]
+
+    def __bool__(self) -> bool:
+        return bool(self.ranges)
 
 
 def plan(conn: sqlite3.Connection, text: str) -> Plan:
-    terms = q.terms(text)
-    content = [t for t in terms if t not in ENGLISH]
-    terms = content or terms
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
-    df = {t: _df(conn, t) for t in terms}
-    absent = [t for t in terms if df[t] == 0]
-    present = [t for t in terms if df[t] > 0]
-    ubiquitous = [t for t in present if df[t] / total > UBIQUITOUS]
-    kept = [t for t in present if t not in ubiquitous] or ubiquitous
-    idf = {t: math.log((total - df[t] + 0.5) / (df[t] + 0.5) + 1.0) for t in present}
-    return Plan(terms, kept, ubiquitous, absent, idf)
+    typed = q.terms(text)
+    terms = [t for t in typed if t not in ENGLISH] or typed
+    total = conn.execute("SELECT coalesce(sum(chunks), 0) FROM gems WHERE state = 'complete'").fetchone()[0] or 1
+    cap = max(1, int(UBIQUITOUS * total))
+    postings = {t: _postings(conn, t, cap + 1) for t in terms}
+    absent = [t for t in terms if not postings[t]]
+    ubiquitous = [t for t in terms if len(postings[t]) > cap]
+    kept = [t for t in terms if postings[t] and t not in ubiquitous]
+    if not kept and ubiquitous:  # a question made only of common words still gets an answer
+        kept = ubiquitous
+        postings.update({t: _postings(conn, t, None) for t in ubiquitous})
+    idf = {t: _idf(total, len(postings[t])) for t in terms if postings[t]}
+    return Plan(typed, kept, ubiquitous, absent, idf, {t: postings[t] for t in kept})
 
 
-def _df(conn: sqlite3.Connection, term: str) -> int:
-    return conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [q.quote(term)]).fetchone()[0]
+def _postings(conn: sqlite3.Connection, term: str, limit: int | None) -> dict[int, float]:
+    """Every chunk holding ``term`` with its weighted bm25 (positive: higher is better)."""
+    sql = f"SELECT rowid, -{BM25} FROM chunks_fts WHERE chunks_fts MATCH ?"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return dict(conn.execute(sql, [q.quote(term)]).fetchall())
 
 
-def search(conn: sqlite3.Connection, text: str, scope: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
+def _idf(total: int, df: int) -> float:
+    return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+
+
+def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
+    scope = Scope(conn, gems)
     if not scope:
         return []
-    keys = [gemkey(n, v) for n, v in scope]
     p = plan(conn, text)
-    scores = _candidates(conn, p.kept, keys) if p.kept else {}
-    matched = _matched_terms(conn, p.kept, list(scores))
-    total_idf = sum(p.idf[t] for t in p.kept) or 1.0
-    for rowid, base in scores.items():
-        coverage = sum(p.idf[t] for t in matched.get(rowid, ())) / total_idf
-        scores[rowid] = base * coverage**COVERAGE_POWER
+    scores, matched = _score(p, scope)
+    _boost_versions(conn, q.versions(text), scope, scores)
     ident = q.identifier(text)
     if ident:
-        _boost_identifier(conn, ident, keys, scores)
-    hits = _rows(conn, sorted(scores, key=scores.get, reverse=True)[: CANDIDATES + 50], scores, matched)
-    return _best_per_citation(hits)[:limit]
+        _boost_identifier(conn, ident, scope, scores)
+    top = sorted(scores, key=lambda r: (-scores[r], r))[: max(limit * 5, 50)]
+    return _best_per_citation(_rows(conn, top, scores, matched))[:limit]
 
 
-def _candidates(conn: sqlite3.Connection, terms: list[str], keys: list[str]) -> dict[int, float]:
-    match = f"{q.any_of(terms)} AND {q.any_of(keys, 'gemkey')}"
-    weights = ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS)
-    rows = conn.execute(
-        f"SELECT rowid, -bm25(chunks_fts, {weights}) FROM chunks_fts WHERE chunks_fts MATCH ? "
-        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT {CANDIDATES}",
-        [match],
-    )
-    return {rowid: score for rowid, score in rows}
-
-
-def _matched_terms(conn: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, list[str]]:
+def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]]]:
+    sums: dict[int, float] = {}
+    rarity: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
-    if not rowids:
-        return matched
-    ids = ",".join(str(int(r)) for r in rowids)
-    for term in terms:
-        sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({ids})"
-        for (rowid,) in conn.execute(sql, [q.quote(term)]):
-            matched.setdefault(rowid, []).append(term)
-    return matched
+    for term in p.kept:
+        idf = p.idf[term]
+        for rowid, score in p.postings[term].items():
+            if rowid in sums:
+                sums[rowid] += score
+                rarity[rowid] += idf
+                matched[rowid].append(term)
+            else:
+                sums[rowid], rarity[rowid], matched[rowid] = score, idf, [term]
+    total_idf = sum(p.idf[t] for t in p.kept) or 1.0
+    scores = {r: sums[r] * (rarity[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
+    return scores, matched
 
 
-def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, keys: list[str], scores: dict) -> None:
-    marks = ",".join("?" * len(keys))
+def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict) -> None:
+    """A version number is an identifier: chunks whose title holds it as a phrase come first."""
+    top = max(max(scores.values(), default=1.0), 1.0)
+    for phrase in phrases:
+        rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])
+        for (rowid,) in rows:
+            if rowid in scope:
+                scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
+
+
+def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict) -> None:
+    """An API named exactly comes first; a documented entry before an empty reopening of it."""
     rows = conn.execute(
-        f"SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri' AND gemkey IN ({marks})",
-        [ident.name, *keys],
+        "SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name]
     ).fetchall()
     top = max(max(scores.values(), default=1.0), 1.0)
-    for rowid, title in rows:
-        bonus = EXACT_BONUS if title in ident.full_names else NAME_BONUS
-        scores[rowid] = scores.get(rowid, 0.0) + bonus * top
+    for rowid, title, documented in rows:
+        if rowid in scope:
+            bonus = EXACT_BONUS if title in ident.full_names else NAME_BONUS
+            scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
 
 
 def _rows(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict) -> list[Hit]:

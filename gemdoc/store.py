@@ -6,7 +6,6 @@ sqlite-utils costs ~190 ms and pulls in numpy, which an agent's per-question
 CLI call cannot afford.
 """
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -18,16 +17,11 @@ from gemdoc.chunks import Chunk
 from gemdoc.errors import StoreError
 
 SCHEMA_VERSION = 1
-FTS_COLUMNS = ("title", "names", "signature", "body", "gemkey")
+FTS_COLUMNS = ("title", "names", "signature", "body")
 CHUNK_COLUMNS = (
     "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
-    "signature", "body", "file", "line", "end_line", "digest", "gemkey",
+    "signature", "body", "file", "line", "end_line", "digest",
 )  # fmt: skip
-
-
-def gemkey(name: str, version: str) -> str:
-    """One FTS token per gem version, so the bundle's scope is part of the MATCH itself."""
-    return "k" + hashlib.sha1(f"{name}@{version}".encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -122,6 +116,7 @@ class Writer:
                     "name": str, "version": str, "root": str, "layout": str, "source_digest": str,
                     "state": str, "ri_tier": str, "parser": str, "chunks": int, "methods": int,
                     "located": int, "seconds": float, "error": str, "indexed_at": float,
+                    "first_id": int, "last_id": int,
                 },
                 pk=("name", "version"),
             )  # fmt: skip
@@ -153,8 +148,7 @@ class Writer:
 
     def replace_gem(self, record: GemRecord, chunks: list[Chunk]) -> str:
         """Swap in a gem's chunks in one transaction; returns ``indexed`` or ``updated``."""
-        key = gemkey(record.name, record.version)
-        rows = [_chunk_row(record, key, c) for c in chunks]
+        rows = [_chunk_row(record, c) for c in chunks]
         with self.db.atomic():
             prior = self.db.execute(
                 "SELECT state FROM gems WHERE name = ? AND version = ?", [record.name, record.version]
@@ -162,8 +156,20 @@ class Writer:
             self.db.execute("DELETE FROM chunks WHERE gem = ? AND version = ?", [record.name, record.version])
             if rows:
                 self.db["chunks"].insert_all(rows, batch_size=500)
-            self.db["gems"].upsert(record.__dict__ | {"indexed_at": time.time()}, pk=("name", "version"))
+            span = self._span(record)
+            self.db["gems"].upsert(record.__dict__ | span | {"indexed_at": time.time()}, pk=("name", "version"))
         return "updated" if prior and prior[0] == "complete" else "indexed"
+
+    def _span(self, record: GemRecord) -> dict:
+        """The rowid range of a gem's chunks: contiguous, because one locked writer inserts them
+        in one transaction. Search relies on it, so it is checked rather than assumed."""
+        first, last, count = self.db.execute(
+            "SELECT min(id), max(id), count(*) FROM chunks WHERE gem = ? AND version = ?",
+            [record.name, record.version],
+        ).fetchone()
+        if count and last - first + 1 != count:
+            raise StoreError(f"chunks of {record.name} {record.version} are not contiguous: run `gemdoc reindex`")
+        return {"first_id": first, "last_id": last}
 
     def mark(self, record: GemRecord) -> None:
         """Record a failed or skipped gem without touching chunks a previous run stored."""
@@ -190,10 +196,10 @@ class Writer:
         self.db.close()
 
 
-def _chunk_row(record: GemRecord, key: str, chunk: Chunk) -> dict:
+def _chunk_row(record: GemRecord, chunk: Chunk) -> dict:
     return {
         "gem": record.name, "version": record.version, "source_type": chunk.source_type, "kind": chunk.kind,
         "title": chunk.title, "names": chunk.names(record.name), "heading": chunk.heading, "name": chunk.name, "signature": chunk.signature,
         "body": chunk.body, "file": chunk.file, "line": chunk.line, "end_line": chunk.end_line,
-        "digest": chunk.digest, "gemkey": key,
+        "digest": chunk.digest,
     }  # fmt: skip

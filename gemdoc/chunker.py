@@ -121,13 +121,13 @@ def _blocks(body: str, target: int):
 
 def chunk_document(text: str, relative: str, source_type: str) -> list[Chunk]:
     """All chunks of one prose file, titled by heading ancestry."""
-    doc_title = relative
+    found = sections(text, flavour(relative))
     chunks: list[Chunk] = []
-    for section in sections(text, flavour(relative)):
+    for index, section in enumerate(found):
         body = "\n".join(section.lines).strip("\n")
-        if not body.strip():
-            continue
-        heading = " > ".join(section.path) if section.path else doc_title
+        if not body.strip() and _has_children(section, found[index + 1 :]):
+            continue  # its heading lives on in its children's titles
+        heading = " > ".join(section.path) if section.path else relative
         pieces = split_long(body)
         for number, piece in enumerate(pieces, start=1):
             suffix = f" · {number}/{len(pieces)}" if len(pieces) > 1 else ""
@@ -144,3 +144,7 @@ def chunk_document(text: str, relative: str, source_type: str) -> list[Chunk]:
                 )
             )
     return chunks
+
+
+def _has_children(section: Section, later: list[Section]) -> bool:
+    return bool(later) and later[0].path[: len(section.path)] == section.path and len(later[0].path) > len(section.path)

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -59,7 +60,8 @@ class IndexReport:
 
     @property
     def complete(self) -> bool:
-        return all(o.outcome in ("indexed", "updated", "unchanged") or o.reason == "no documentation" for o in self.outcomes)
+        """Every gem settled: stored, known to have nothing to document, or failed on this exact source."""
+        return not any(o.outcome == "skipped" and o.reason.startswith("not installed") for o in self.outcomes)
 
 
 @dataclass
@@ -106,8 +108,8 @@ def index_project(
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
         _run(report, located, langs, jobs or os.cpu_count() or 1, force, progress)
-        if not dry_run and report.complete:
-            _record(project, lock, scope, langs, located)
+        if not dry_run:
+            _record(project, lock, scope, langs, located, report.complete)
     report.seconds = time.monotonic() - start
     return report
 
@@ -126,12 +128,12 @@ def _lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: st
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         row = conn.execute(
-            "SELECT lockfile_sha256, scope FROM projects WHERE path = ?", [str(project)]
+            "SELECT lockfile_sha256, scope, complete FROM projects WHERE path = ?", [str(project)]
         ).fetchone()
         conn.close()
     except sqlite3.DatabaseError:
         return False
-    return row == (lock.sha256, scope)
+    return row == (lock.sha256, scope, 1)
 
 
 class _NoLock:
@@ -157,7 +159,11 @@ class _Locked:
 
     def __enter__(self):
         try:
-            self.lock.acquire()
+            try:
+                self.lock.acquire(timeout=0)
+            except Timeout:
+                print("gemdoc: waiting for another gemdoc writer to finish…", file=sys.stderr, flush=True)
+                self.lock.acquire()
         except Timeout as exc:
             raise GemdocError(
                 f"another gemdoc is writing the store (lock {self.lock.lock_file}); wait for it and retry"
@@ -182,7 +188,7 @@ def _run(report: IndexReport, located, langs: bool, jobs: int, force: bool, prog
     try:
         pending = []
         for loc in located:
-            outcome = _precheck(loc, writer, force, report.dry_run)
+            outcome = _precheck(loc, writer, force, report.dry_run, langs)
             if outcome:
                 _emit(report, outcome, total, progress)
             else:
@@ -193,15 +199,18 @@ def _run(report: IndexReport, located, langs: bool, jobs: int, force: bool, prog
             writer.close()
 
 
-def _precheck(loc: locations.GemLocation, writer: Writer | None, force: bool, dry_run: bool) -> GemOutcome | None:
+def _precheck(loc, writer: Writer | None, force: bool, dry_run: bool, langs: bool) -> GemOutcome | None:
     gem = loc.gem
     if not loc.found:
         return GemOutcome(gem.name, gem.version, "skipped", f"not installed: {loc.remedy()}")
-    if dry_run:
+    if dry_run or force:
         return None
-    digest = source_digest(loc)
-    if not force and writer.is_current(gem.name, gem.version, digest):
+    digest = source_digest(loc, langs)
+    if writer.is_current(gem.name, gem.version, digest):
         return GemOutcome(gem.name, gem.version, "unchanged")
+    failure = writer.previous_failure(gem.name, gem.version, digest)
+    if failure:
+        return GemOutcome(gem.name, gem.version, "failed", f"{failure}; `gemdoc index --force` retries")
     return None
 
 
@@ -214,7 +223,7 @@ def _process(report, pending, langs, jobs, writer, total, progress) -> None:
         futures = {pool.submit(prepare, loc, langs): loc for loc in pending}
         try:
             for future in as_completed(futures):
-                _emit(report, _store(writer, futures[future], future), total, progress)
+                _emit(report, _store(writer, futures[future], future, langs), total, progress)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -233,7 +242,7 @@ def _emit(report: IndexReport, outcome: GemOutcome, total: int, progress: Progre
 def prepare(loc: locations.GemLocation, all_languages: bool) -> Prepared:
     """Everything slow for one gem (RDoc, parsing, chunking); runs in a worker thread."""
     start = time.monotonic()
-    prepared = Prepared(loc, source_digest(loc))
+    prepared = Prepared(loc, source_digest(loc, all_languages))
     try:
         prepared.docs = ri.extract(loc, prepared.digest)
         prepared.chunks.extend(prepared.docs.chunks)
@@ -247,12 +256,13 @@ def prepare(loc: locations.GemLocation, all_languages: bool) -> Prepared:
     return prepared
 
 
-def _store(writer: Writer, loc: locations.GemLocation, future) -> GemOutcome:
+def _store(writer: Writer, loc: locations.GemLocation, future, all_languages: bool) -> GemOutcome:
     gem = loc.gem
     try:
         prepared: Prepared = future.result()
     except ShimError as exc:
-        record = GemRecord(gem.name, gem.version, str(loc.root), loc.layout, "", "failed", error=str(exc))
+        digest = source_digest(loc, all_languages)
+        record = GemRecord(gem.name, gem.version, str(loc.root), loc.layout, digest, "failed", error=str(exc))
         writer.mark(record)
         return GemOutcome(gem.name, gem.version, "failed", str(exc))
     docs = prepared.docs
@@ -273,25 +283,28 @@ def _store(writer: Writer, loc: locations.GemLocation, future) -> GemOutcome:
     )  # fmt: skip
 
 
-def _record(project: Path, lock, scope: str, langs: bool, located) -> None:
+def _record(project: Path, lock, scope: str, langs: bool, located, complete: bool) -> None:
     gems = [(loc.gem.name, loc.gem.version) for loc in located if loc.found]
     writer = Writer(paths.store_path())
     try:
-        writer.record_project(str(project), lock.sha256, scope, gems)
+        writer.record_project(str(project), lock.sha256, scope, gems, complete)
     finally:
         writer.close()
     manifest.save(project, manifest.Manifest(lock.sha256, scope, langs))
 
 
-def source_digest(loc: locations.GemLocation) -> str:
-    """sha256 over every file gemdoc reads for this gem (API sources and prose)."""
-    digest = hashlib.sha256(f"extractor {EXTRACTOR_VERSION}\n".encode())
+def source_digest(loc: locations.GemLocation, all_languages: bool) -> str:
+    """sha256 over every file gemdoc reads for this gem (API sources and prose), and the
+    settings that change what is read from them."""
+    digest = hashlib.sha256(f"extractor {EXTRACTOR_VERSION} languages {all_languages}\n".encode())
     root = loc.root
-    if loc.files is not None:
-        files = sorted(loc.files)
-    else:
-        files = sorted(_tree_files(root, ri.API_DIRS) + [p.relative for p in prose.discover(root, True)])
-    for rel in files:
+    try:
+        files = ri.sources(loc)
+    except ri.SkipGem:
+        files = []
+    if loc.files is None:
+        files += [p.relative for p in prose.discover(root, True)]
+    for rel in sorted(files):
         try:
             data = (root / rel).read_bytes()
         except OSError:
@@ -299,15 +312,3 @@ def source_digest(loc: locations.GemLocation) -> str:
         digest.update(f"{rel}\0{len(data)}\0".encode())
         digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
-
-
-def _tree_files(root: Path, dirs) -> list[str]:
-    found = []
-    for top in dirs:
-        base = root / top
-        if base.is_symlink() or not base.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-            found.extend((Path(dirpath) / f).relative_to(root).as_posix() for f in filenames)
-    return found

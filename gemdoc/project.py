@@ -12,6 +12,7 @@ from gemdoc.errors import GemdocError
 @dataclass
 class Scope:
     gems: list[tuple[str, str]]  # (name, version) pairs present in the store
+    wanted: list[tuple[str, str]]  # every gem version in the project's scope
     stale: bool  # the lockfile changed since the last `gemdoc index`
     missing: list[str]  # locked gems in scope that the store knows nothing of
 
@@ -38,6 +39,7 @@ def scope(conn: sqlite3.Connection, project: Path) -> Scope:
     states = _states(conn)
     return Scope(
         gems=[g for g in wanted if states.get(g) == "complete"],
+        wanted=wanted,
         stale=row[0] != lock.sha256,
         missing=[f"{n} {v}" for n, v in wanted if (n, v) not in states],
     )

@@ -20,6 +20,7 @@ from gemdoc.locations import GemLocation
 
 EXTRACT_TIMEOUT = 600.0
 API_DIRS = ("lib", "ext")
+SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
 
 
 class SkipGem(GemdocError):
@@ -38,10 +39,25 @@ class ApiDocs:
 
 
 def sources(location: GemLocation) -> list[str]:
-    """What RDoc documents: lib/ and ext/ only, or the gem's own files when they are scattered."""
+    """The files RDoc documents, relative to the gem root: Ruby and C under lib/ and ext/ (or the
+    gem's own files when they are scattered). Listed here, never left to RDoc's directory walk,
+    which follows symlink loops and parses the same file again on every lap."""
     if location.files is not None:
         return list(location.files)
-    return [d for d in API_DIRS if (location.root / d).is_dir()]
+    root = location.root
+    if not any((root / d).is_dir() for d in API_DIRS):
+        raise SkipGem("no lib/ or ext/")
+    found = []
+    for top in API_DIRS:
+        for dirpath, dirnames, filenames in os.walk(root / top):  # followlinks=False
+            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                if path.suffix in SOURCE_SUFFIXES and not path.is_symlink():
+                    found.append(path.relative_to(root).as_posix())
+    if not found:
+        raise SkipGem("no Ruby or C source in lib/ or ext/")
+    return found
 
 
 def cache_entry(location: GemLocation, digest: str) -> Path:
@@ -52,7 +68,7 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
     src = sources(location)
     if not src:
-        raise SkipGem("no lib/ or ext/")
+        raise SkipGem("no Ruby source")
     if location.ri_dir:
         return _run(location, src, {"ri_dir": str(location.ri_dir)}, "installed", timeout)
     cached = cache_entry(location, digest)

@@ -30,6 +30,7 @@ from gemdoc.store import FTS_COLUMNS
 
 WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0}
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
+UBIQUITOUS_MIN = 50  # ...but a term in fewer chunks than this is never "everywhere" (tiny stores)
 COVERAGE_POWER = 2.0
 EXACT_BONUS = 1000.0
 NAME_BONUS = 2.0
@@ -90,7 +91,7 @@ def plan(conn: sqlite3.Connection, text: str) -> Plan:
     typed = q.terms(text)
     terms = [t for t in typed if t not in ENGLISH] or typed
     total = conn.execute("SELECT coalesce(sum(chunks), 0) FROM gems WHERE state = 'complete'").fetchone()[0] or 1
-    cap = max(1, int(UBIQUITOUS * total))
+    cap = max(UBIQUITOUS_MIN, int(UBIQUITOUS * total))
     postings = {t: _postings(conn, t, cap + 1) for t in terms}
     absent = [t for t in terms if not postings[t]]
     ubiquitous = [t for t in terms if len(postings[t]) > cap]

@@ -21,7 +21,10 @@ def script() -> Path:
 
 
 def command(verb: str) -> list[str]:
-    return [ruby(), str(script()), verb]
+    """``extract`` needs only the standard library (rdoc, ripper, json): skipping RubyGems'
+    boot saves a third of a small gem's time. ``locate`` asks RubyGems, so it keeps it."""
+    flags = ["--disable-gems"] if verb == "extract" else []
+    return [ruby(), *flags, str(script()), verb]
 
 
 def call(verb: str, request: dict, timeout: float, cwd: Path | None = None) -> dict:

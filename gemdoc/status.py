@@ -50,10 +50,10 @@ def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
     info["indexed"] = True
     info["stale"] = scope.stale
     info["missing"] = scope.missing
-    _bundle_facts(conn, scope.gems, info)
+    _bundle_facts(conn, scope.gems, scope.wanted, info)
 
 
-def _bundle_facts(conn: sqlite3.Connection, gems: list[tuple[str, str]], info: dict) -> None:
+def _bundle_facts(conn: sqlite3.Connection, gems: list, wanted: list, info: dict) -> None:
     rows = [
         conn.execute(
             "SELECT name, version, state, ri_tier, chunks, methods, located, error FROM gems WHERE name = ? AND version = ?",
@@ -72,7 +72,7 @@ def _bundle_facts(conn: sqlite3.Connection, gems: list[tuple[str, str]], info: d
     info["ri_methods"] = methods
     info["ri_methods_located"] = sum(r[6] or 0 for r in rows)
     failures = conn.execute("SELECT name, version, state, error FROM gems WHERE state != 'complete'").fetchall()
-    locked = set(gems)
+    locked = set(wanted)
     info["failures"] = [
         {"gem": n, "version": v, "state": s, "reason": e} for n, v, s, e in failures if (n, v) in locked
     ]

@@ -126,7 +126,8 @@ class Writer:
             self.db["chunks"].create_index(["name"])
             self.db["chunks"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
             self.db["projects"].create(
-                {"path": str, "lockfile_sha256": str, "scope": str, "gems": str, "indexed_at": float}, pk="path"
+                {"path": str, "lockfile_sha256": str, "scope": str, "gems": str, "complete": int, "indexed_at": float},
+                pk="path",
             )
             self.db["meta"].insert_all(
                 [
@@ -182,12 +183,23 @@ class Writer:
                 return
             self.db["gems"].upsert(row, pk=("name", "version"))
 
-    def record_project(self, path: str, lockfile_sha256: str, scope: str, gems: list[tuple[str, str]]) -> None:
+    def previous_failure(self, name: str, version: str, digest: str) -> str | None:
+        """Why this exact source failed before, if it did: a deterministic crash is not re-run."""
+        row = self.db.execute(
+            "SELECT state, source_digest, error FROM gems WHERE name = ? AND version = ?", [name, version]
+        ).fetchone()
+        return row[2] if row and row[0] == "failed" and row[1] == digest else None
+
+    def record_project(
+        self, path: str, lockfile_sha256: str, scope: str, gems: list[tuple[str, str]], complete: bool
+    ) -> None:
+        """What a project may search. ``complete`` (every gem settled) is what lets the next
+        `gemdoc index` with the same lockfile be a no-op."""
         with self.db.atomic():
             self.db["projects"].upsert(
                 {
                     "path": path, "lockfile_sha256": lockfile_sha256, "scope": scope,
-                    "gems": json.dumps(gems), "indexed_at": time.time(),
+                    "gems": json.dumps(gems), "complete": int(complete), "indexed_at": time.time(),
                 },
                 pk="path",
             )  # fmt: skip

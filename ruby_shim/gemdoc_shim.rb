@@ -142,67 +142,83 @@ module GemdocShim
       require "rdoc"
       root = request.fetch("root")
       sources = request.fetch("sources")
-      ri_dir = request["ri_dir"] || generate(root, sources, request.fetch("generate_into"))
+      reader =
+        if request["ri_dir"]
+          RiReader.from_dir(request["ri_dir"])
+        else
+          RiReader.new(generate(root, sources, request.fetch("generate_into")))
+        end
       {
-        "ri" => RiReader.new(ri_dir).entries,
-        "symbols" => Symbols.parse_files(root, ruby_files(root, sources)),
-        "parser" => Symbols.backend,
-        "ri_dir" => ri_dir
+        "ri" => reader.entries,
+        "symbols" => Symbols.parse_files(root, ruby_files(sources)),
+        "parser" => Symbols.backend
       }
     end
 
     # Same as `rdoc --ri --op OUT SOURCES` run inside the gem directory: RDoc
     # resolves paths against the working directory, and refuses an existing --op.
+    # Returns RDoc's in-memory store, which holds exactly what it wrote.
     def generate(root, sources, out)
       Dir.chdir(root) do
-        RDoc::RDoc.new.document(["--ri", "--quiet", "--encoding=UTF-8", "--op", out, *sources])
+        rdoc = RDoc::RDoc.new
+        rdoc.document(["--ri", "--quiet", "--encoding=UTF-8", "--op", out, *sources])
+        rdoc.store
       end
-      out
     end
 
-    def ruby_files(root, sources)
-      sources.flat_map do |src|
-        path = File.join(root, src)
-        if File.directory?(path)
-          Dir.glob("**/*.rb", base: path).map { |f| File.join(src, f) }
-        else
-          src.end_with?(".rb") ? [src] : []
-        end
-      end.sort
+    def ruby_files(sources)
+      sources.select { |f| f.end_with?(".rb") }
     end
   end
 
-  # Reads an ri store: every class, module, method and attribute with its
-  # comment rendered as Markdown.
+  # Every class, module, method and attribute of an RDoc store, with its comment
+  # rendered as Markdown: the store RDoc just generated (in memory), or one
+  # read from an ri directory. Both walk what RDoc::Store#save writes.
   class RiReader
-    def initialize(dir)
-      @store = RDoc::RI::Store.new(dir, :gem)
-      @store.load_cache
+    def self.from_dir(dir)
+      store = RDoc::RI::Store.new(dir, :gem)
+      store.load_cache
+      new(store, on_disk: true)
+    end
+
+    def initialize(store, on_disk: false)
+      @store = store
+      @on_disk = on_disk
       @markdown = RDoc::Markup::ToMarkdown.new
     end
 
     def entries
-      @store.cache[:modules].sort.flat_map { |name| class_entries(name) }
+      classes.sort_by(&:full_name).flat_map { |klass| class_entries(klass) }
     end
 
     private
 
-    def class_entries(name)
-      klass = @store.load_class(name)
-      [class_entry(klass)] + methods_of(name) + attributes_of(klass)
+    def classes
+      return @store.all_classes_and_modules unless @on_disk
+
+      @store.cache[:modules].uniq.filter_map do |name|
+        @store.load_class(name)
+      rescue StandardError
+        nil
+      end
+    end
+
+    def class_entries(klass)
+      [class_entry(klass)] + methods_of(klass) + attributes_of(klass)
     rescue StandardError => e
-      warn "gemdoc: ri entry #{name} unreadable: #{e.class}"
+      warn "gemdoc: ri entry #{klass.full_name} unreadable: #{e.class}"
       []
     end
 
     def class_entry(klass)
-      parts = klass.comment.respond_to?(:parts) ? klass.comment.parts : []
+      comment = @on_disk ? klass.comment : klass.parse(klass.comment_location)
+      parts = comment.respond_to?(:parts) ? comment.parts : []
       files = parts.filter_map { |p| file_name(p.file) if p.respond_to?(:file) }
       {
         "kind" => klass.type, "full_name" => klass.full_name, "owner" => nil, "name" => klass.name,
         "singleton" => false, "visibility" => "public", "call_seq" => nil, "params" => nil,
         "superclass" => superclass_name(klass),
-        "includes" => klass.includes.map(&:name), "comment" => render(klass.comment), "file" => files.first
+        "includes" => klass.includes.map(&:name), "comment" => render(comment), "file" => files.first
       }
     end
 
@@ -213,26 +229,30 @@ module GemdocShim
       sup.respond_to?(:full_name) ? sup.full_name : sup.to_s
     end
 
-    def methods_of(name)
+    def methods_of(klass)
+      return klass.method_list.select(&:display?).map { |m| method_entry(m) } unless @on_disk
+
+      name = klass.full_name
       instance = @store.cache[:instance_methods].fetch(name, []).map { |m| "##{m}" }
       singleton = @store.cache[:class_methods].fetch(name, []).map { |m| "::#{m}" }
-      (instance + singleton).filter_map { |m| method_entry(name, m) }
+      (instance + singleton).uniq.filter_map do |key|
+        method_entry(@store.load_method(name, key))
+      rescue StandardError
+        nil
+      end
     end
 
-    def method_entry(owner, key)
-      meth = @store.load_method(owner, key)
+    def method_entry(meth)
       {
-        "kind" => "method", "full_name" => meth.full_name, "owner" => owner, "name" => meth.name,
+        "kind" => "method", "full_name" => meth.full_name, "owner" => meth.parent_name, "name" => meth.name,
         "singleton" => meth.singleton ? true : false, "visibility" => meth.visibility.to_s,
         "call_seq" => meth.call_seq, "params" => meth.params, "comment" => render(meth.comment),
         "file" => file_name(meth.file), "aliases" => meth.aliases.map(&:name)
       }
-    rescue StandardError
-      nil
     end
 
     def attributes_of(klass)
-      klass.attributes.map do |attr|
+      klass.attributes.select { |a| @on_disk || a.display? }.map do |attr|
         {
           "kind" => "attribute", "full_name" => attr.full_name, "owner" => klass.full_name,
           "name" => attr.name, "singleton" => attr.singleton ? true : false,
@@ -251,7 +271,8 @@ module GemdocShim
     def render(comment)
       return "" if comment.nil?
 
-      doc = comment.is_a?(RDoc::Markup::Document) ? comment : RDoc::Markup.parse(comment.to_s)
+      doc = comment.respond_to?(:parse) ? comment.parse : comment
+      doc = RDoc::Markup.parse(doc.to_s) unless doc.is_a?(RDoc::Markup::Document)
       doc.accept(@markdown).strip
     rescue StandardError
       comment.to_s.strip

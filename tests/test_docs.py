@@ -1,0 +1,59 @@
+"""README.md, SKILL.md and --help must say what the code does."""
+
+import re
+from pathlib import Path
+
+import click
+import yaml
+
+from gemdoc.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+SKILL = (ROOT / "SKILL.md").read_text()
+
+
+def commands() -> dict[str, click.Command]:
+    return dict(main.commands)
+
+
+def options(command: click.Command) -> set[str]:
+    return {opt for p in command.params if isinstance(p, click.Option) for opt in p.opts + p.secondary_opts}
+
+
+def mentioned(text: str) -> list[tuple[str, str]]:
+    """Every `gemdoc CMD ...` in code spans and blocks, with the rest of its line."""
+    found = []
+    blocks = re.findall(r"```\w*\n(.*?)```", text, re.S)
+    code = [line for block in blocks for line in block.splitlines() if not line.lstrip().startswith("#")]
+    for span in re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S)) + code:
+        for match in re.finditer(r"\bgemdoc ([a-z][a-z-]*)([^`\n&|]*)", span):
+            found.append((match[1], match[2]))
+    return found
+
+
+def test_readme_and_skill_name_only_real_commands_and_flags():
+    for doc in (README, SKILL):
+        for name, rest in mentioned(doc):
+            assert name in commands(), f"`gemdoc {name}` is not a command"
+            for flag in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", rest):
+                if flag in ("--version", "--help"):
+                    continue
+                assert flag in options(commands()[name]) | {"--project", "-C"}, f"gemdoc {name} has no {flag}"
+
+
+def test_readme_documents_every_command_and_option():
+    table = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    for name, command in commands().items():
+        row = next((line for line in table.splitlines() if line.startswith(f"| `gemdoc {name}")), None)
+        assert row, f"README's command table lacks gemdoc {name}"
+        for param in command.params:
+            if isinstance(param, click.Option) and "--project" not in param.opts and "--help" not in param.opts:
+                assert any(opt in row for opt in param.opts), f"README omits {param.opts[0]} of gemdoc {name}"
+
+
+def test_skill_has_frontmatter_and_covers_the_everyday_commands():
+    front = yaml.safe_load(SKILL.split("---")[1])
+    assert front["name"] == "gemdoc" and len(front["description"]) > 40
+    used = {name for name, _ in mentioned(SKILL)}
+    assert {"status", "index", "search", "reindex"} <= used

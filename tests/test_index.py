@@ -1,0 +1,203 @@
+"""End to end with real Ruby, RDoc and Bundler: fixture gems installed into a temporary
+GEM_HOME with `gem install --local`, a project locked with `bundle lock --local`."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from gemdoc import indexer, paths, project, store
+from gemdoc import search as searcher
+from gemdoc.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def gemdoc(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "gemdoc", *args], capture_output=True, text=True, env=env)
+
+
+def outcomes(report):
+    return {o.name: o for o in report.outcomes}
+
+
+def chunks_of(gem):
+    conn = sqlite3.connect(paths.store_path())
+    rows = conn.execute(
+        "SELECT source_type, title, file, line, signature, body FROM chunks WHERE gem = ?", [gem]
+    ).fetchall()
+    return [dict(zip(("source_type", "title", "file", "line", "signature", "body"), r)) for r in rows]
+
+
+def test_fixture_bundle_end_to_end(fixture_project):
+    report = indexer.index_project(fixture_project, jobs=2)
+    got = outcomes(report)
+    assert got["gemdoc_fixture"].outcome == "indexed"
+    assert got["rake"].outcome == "indexed"
+    crash = got["gemdoc_crasher"]
+    assert crash.outcome == "failed" and "SystemStackError" in crash.reason  # the rest went on
+
+    chunks = chunks_of("gemdoc_fixture")
+    by_title = {c["title"]: c for c in chunks}
+    types = {c["source_type"] for c in chunks}
+    assert types == {"ri", "readme", "guides", "doc", "changelog"}
+    files = {c["file"] for c in chunks if c["source_type"] != "ri"}
+    assert files == {"README.md", "UPGRADING.md", "CHANGELOG.md", "guides/getting_started.md", "doc/usage.rdoc"}
+
+    frob = by_title["GemdocFixture::Widget#frobnicate"]
+    assert (frob["file"], frob["line"]) == ("lib/gemdoc_fixture/widget.rb", 18)
+    assert frob["signature"] == "frobnicate(level = 1)" and "sprocket" in frob["body"]
+    assert by_title["GemdocFixture::Widget::build"]["line"] == 8
+    assert by_title["GemdocFixture::Widget::new"]["line"] == 12  # ::new is located at #initialize
+    assert by_title["GemdocFixture::Widget#polish"]["line"] == 30  # the define_method call itself
+    assert by_title["GemdocFixture::Widget#phantom_gear"]["line"] is None  # never a neighbour's line
+    assert by_title["GemdocFixture::Widget#label"]["line"] == 5  # attr_accessor
+    turbo = by_title["GemdocFixture::Turbine#turbo_speed"]  # documented from ext/ (C)
+    assert turbo["line"] is None and "top speed" in turbo["body"]
+    assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed
+    assert sum(1 for c in chunks if c["title"] == "GemdocFixture::Widget#frobnicate") == 1
+
+    readme = [c["title"] for c in chunks if c["file"] == "README.md"]
+    assert "GemdocFixture > Usage > Configuring the cadence" in readme
+    assert "GemdocFixture > Troubleshooting" in readme  # setext heading
+    usage = [c for c in chunks if c["file"] == "doc/usage.rdoc"]
+    assert [c["title"] for c in usage] == ["Usage guide > Tuning the turbine"]
+
+    ri_cache = paths.ri_cache_dir()
+    assert not any(p.name.startswith("gemdoc_crasher") for p in ri_cache.iterdir())
+    assert not list((ri_cache / ".tmp").iterdir())  # nothing half-written left behind
+
+    conn = store.connect(paths.store_path())
+    scope = project.scope(conn, fixture_project.resolve())
+    hits = searcher.search(conn, "how do I retry a spin a few times", scope.gems, 3)
+    assert hits[0].title == "GemdocFixture::Widget#spin_with_retries"
+    assert searcher.search(conn, "Rake::FileList#exclude", scope.gems, 1)[0].line
+
+
+def test_japanese_docs_only_with_all_languages(fixture_project):
+    indexer.index_project(fixture_project)
+    assert "doc/ja/usage.md" not in {c["file"] for c in chunks_of("gemdoc_fixture")}
+    report = indexer.index_project(fixture_project, all_languages=True)
+    assert outcomes(report)["gemdoc_fixture"].outcome == "updated"
+    assert "doc/ja/usage.md" in {c["file"] for c in chunks_of("gemdoc_fixture")}
+
+
+def test_second_run_is_a_no_op_and_a_failed_gem_is_not_rerun(fixture_project, ruby_env):
+    first = gemdoc("index", "--project", str(fixture_project), env=ruby_env)
+    assert first.returncode == 2  # one gem failed (the crasher): an honest non-zero exit
+    assert "gemdoc_fixture 1.2.3  indexed" in first.stderr and "failed (SystemStackError" in first.stderr
+    second = gemdoc("index", "--project", str(fixture_project), env=ruby_env)
+    assert second.returncode == 0 and second.stdout.startswith("unchanged: Gemfile.lock") and second.stderr == ""
+    status = gemdoc("status", "--project", str(fixture_project), env=ruby_env)
+    assert "failed:    gemdoc_crasher 0.1.0" in status.stdout and "matches Gemfile.lock" in status.stdout
+    lock = fixture_project / "Gemfile.lock"
+    lock.write_text(lock.read_text() + "\n")  # a new digest, same gems
+    third = gemdoc("index", "--project", str(fixture_project), env=ruby_env)
+    assert "gemdoc_fixture 1.2.3  unchanged" in third.stderr
+    assert "gemdoc_crasher 0.1.0  failed (SystemStackError: stack level too deep; `gemdoc index --force` retries)" in third.stderr
+    forced = gemdoc("index", "--force", "--project", str(fixture_project), env=ruby_env)
+    assert "gemdoc_fixture 1.2.3  updated" in forced.stderr and forced.returncode == 2
+
+
+def test_missing_gem_is_reported_and_the_rest_indexed(example_project):
+    lock = example_project / "Gemfile.lock"
+    lock.write_text(lock.read_text().replace("rexml (3.2.5)", "rexml (99.0.0)"))
+    report = indexer.index_project(example_project)
+    got = outcomes(report)
+    assert got["rexml"].outcome == "skipped"
+    assert "rexml 99.0.0 is not installed: run `bundle install`" in got["rexml"].reason
+    assert got["rake"].outcome == "indexed"
+
+
+def test_bundled_gems_example_and_status(example_project):
+    runner = CliRunner()
+    result = runner.invoke(main, ["index", "--project", str(example_project)])
+    assert result.exit_code == 0, result.output
+    found = runner.invoke(main, ["search", "-n", "3", "--json", "--project", str(example_project), "Rake::FileList#exclude"])
+    data = json.loads(found.output)
+    top = data["results"][0]
+    assert (top["gem"], top["title"], top["path"]) == ("rake", "Rake::FileList#exclude", "lib/rake/file_list.rb")
+    assert {"gem", "version", "source_type", "title", "path", "line", "heading", "score", "text"} <= set(top)
+    assert data["mode"] == "keyword" and data["gems_in_scope"] == 5
+    status = runner.invoke(main, ["status", "--project", str(example_project)])
+    assert "matches Gemfile.lock" in status.output and "5 gems" in status.output
+    assert "methods with file:line" in status.output
+
+
+def test_dry_run_changes_nothing(example_project):
+    result = CliRunner().invoke(main, ["index", "--dry-run", "--project", str(example_project)])
+    assert result.exit_code == 0 and "would be indexed" in result.output
+    assert not paths.store_path().exists() and not (example_project / ".gemdoc.yml").exists()
+
+
+def _wait_for_complete_gems(count: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            conn = sqlite3.connect(f"file:{paths.store_path()}?mode=ro", uri=True)
+            done = conn.execute("SELECT count(*) FROM gems WHERE state = 'complete'").fetchone()[0]
+            conn.close()
+            if done >= count:
+                return
+        except sqlite3.DatabaseError:
+            pass
+        time.sleep(0.02)
+    pytest.fail("indexing made no progress")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_interrupted_index_leaves_a_consistent_store_and_resumes(example_project, sig):
+    cmd = [sys.executable, "-m", "gemdoc", "index", "--all", "--jobs", "1", "--project", str(example_project)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_complete_gems(2, time.monotonic() + 60)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    conn = sqlite3.connect(paths.store_path())
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    for name, version, count in conn.execute("SELECT name, version, chunks FROM gems WHERE state = 'complete'"):
+        stored = conn.execute("SELECT count(*) FROM chunks WHERE gem = ? AND version = ?", [name, version]).fetchone()
+        assert stored[0] == count  # no gem is half-written
+    assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == 0
+    conn.close()
+    assert not (example_project / ".gemdoc.yml").exists()
+    resumed = indexer.index_project(example_project, scope="all", jobs=2)
+    kinds = {o.outcome for o in resumed.outcomes}
+    assert "unchanged" in kinds and "indexed" in kinds and "failed" not in kinds
+    assert (example_project / ".gemdoc.yml").exists()
+
+
+def test_writers_wait_for_the_lock(example_project):
+    from filelock import FileLock
+
+    paths.data_dir().mkdir(parents=True)
+    lock = FileLock(str(paths.lock_path()))
+    lock.acquire()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gemdoc", "index", "--project", str(example_project)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(2.0)
+    assert proc.poll() is None and not paths.store_path().exists()  # waiting, wrote nothing
+    lock.release()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "waiting for another gemdoc" in err
+
+
+def test_default_gem_layout_is_located():
+    """Ruby's default gems leave an empty gem directory; their code is in rubylibdir."""
+    from gemdoc import locations
+    from gemdoc.lockfile import LockedGem
+
+    version = subprocess.run(
+        ["ruby", "-e", 'print Gem::Specification.find_by_name("timeout").version'], capture_output=True, text=True
+    ).stdout
+    loc = locations.locate(paths.data_dir(), [LockedGem("timeout", version)], {})[0]
+    assert loc.found and loc.layout == "default gem" and "timeout.rb" in loc.files
+    assert (loc.root / "timeout.rb").is_file()

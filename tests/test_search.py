@@ -1,0 +1,129 @@
+"""The keyword ranker and query builder on a real SQLite FTS5 store (no Ruby needed)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gemdoc import paths, query, store
+from gemdoc import search as searcher
+from gemdoc.chunks import Chunk
+from gemdoc.store import GemRecord, Writer
+
+
+def ri(title, body, signature="", kind="method"):
+    name = title.replace("::", "#").split("#")[-1].lower()
+    return Chunk("ri", title, title, body, "lib/x.rb", 1, signature, kind, name)
+
+
+def section(heading, body, file="README.md", part=""):
+    return Chunk("readme", heading + part, heading, body, file, 1, kind="section", name=heading.lower())
+
+
+def put(writer, name, version, chunks):
+    writer.replace_gem(GemRecord(name, version, "/x", "gem", f"d-{name}-{version}", "complete"), chunks)
+
+
+@pytest.fixture
+def conn():
+    writer = Writer(paths.store_path())
+    put(writer, "rack", "2.2.0", [
+        ri("Rack::Utils#parse_nested_query", "Parses a query string with brackets into nested hashes.",
+           "parse_nested_query(qs, separator = nil)"),
+        ri("Rack::Utils#escape_html", "Escapes ampersands, brackets and quotes in HTML."),
+        ri("Rack::Builder", "Builds a middleware stack for a rack application.", kind="class"),
+        ri("Rack::Builder#use", "Adds a middleware to the stack."),
+        section("Rack > Middleware", "How to add middleware to your application stack. " * 20, part=" · 1/2"),
+        section("Rack > Middleware", "More about middleware ordering in the stack. " * 20, part=" · 2/2"),
+    ])  # fmt: skip
+    put(writer, "rack", "3.0.0", [ri("Rack::Utils#parse_nested_query", "Version three parser for nested query.")])
+    put(writer, "hash_tools", "1.0", [ri("Hash#dig", "Extracts the nested value at a sequence of keys.")])
+    writer.close()
+    connection = store.connect(paths.store_path())
+    yield connection
+    connection.close()
+
+
+SCOPE = [("rack", "2.2.0"), ("hash_tools", "1.0")]
+
+
+def test_natural_language_question_finds_the_documented_method(conn):
+    hits = searcher.search(conn, "how do I turn a query string into nested hashes", SCOPE)
+    assert hits[0].title == "Rack::Utils#parse_nested_query"
+    assert set(hits[0].matched) >= {"query", "string", "nested", "hashes"}
+
+
+def test_only_the_projects_exact_versions_answer(conn):
+    hits = searcher.search(conn, "parse_nested_query", SCOPE)
+    assert [(h.gem, h.version) for h in hits if h.title.endswith("parse_nested_query")] == [("rack", "2.2.0")]
+    other = searcher.search(conn, "parse_nested_query", [("rack", "3.0.0")])
+    assert other[0].version == "3.0.0" and "three" in other[0].body
+
+
+@pytest.mark.parametrize(
+    "ident, expected",
+    [
+        ("Rack::Utils.parse_nested_query", "Rack::Utils#parse_nested_query"),
+        ("Hash#dig", "Hash#dig"),
+        ("#dig", "Hash#dig"),
+        ("escape_html", "Rack::Utils#escape_html"),
+        ("Rack::Builder", "Rack::Builder"),
+    ],
+)
+def test_identifiers_work_as_queries(conn, ident, expected):
+    assert searcher.search(conn, ident, SCOPE)[0].title == expected
+
+
+def test_best_chunk_per_citation(conn):
+    hits = searcher.search(conn, "middleware stack application", SCOPE, limit=10)
+    readme = [h for h in hits if h.source_type == "readme"]
+    assert len(readme) == 1  # two parts of one section, one citation
+
+
+def test_limit_and_empty_scope(conn):
+    assert len(searcher.search(conn, "rack middleware stack", SCOPE, limit=2)) == 2
+    assert searcher.search(conn, "rack", []) == []
+
+
+HOSTILE = [
+    '"unbalanced quote', "*", "OR", "AND NOT", "NEAR(", "a:b", "-rack", "((((", "))", "title:foo",
+    "rack*", "^start", "x" * 10_000, "🙂🙂 emoji", "如何解析查询字符串", "\x00nul", "'; DROP TABLE chunks; --",
+    "col:(a OR b)", "NEAR(a b, 3)", "{title}: x", ":", "-", "+", "", "   ",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_nothing_a_user_types_raises(conn, text):
+    searcher.search(conn, text, SCOPE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_random_text_never_raises(text):
+    conn = store.connect(paths.store_path()) if paths.store_path().exists() else None
+    if conn is None:
+        writer = Writer(paths.store_path())
+        put(writer, "rack", "2.2.0", [ri("Rack::Utils#escape_html", "Escapes HTML.")])
+        writer.close()
+        conn = store.connect(paths.store_path())
+    searcher.search(conn, text, [("rack", "2.2.0")])
+    conn.close()
+
+
+def test_query_terms_are_always_quoted():
+    assert query.terms('Puma::Server "OR" NEAR(x) a-b') == ["puma", "server", "or", "near", "x", "a", "b"]
+    assert query.quote('say "hi"') == '"say ""hi"""'
+    assert len(query.terms("word " * 1000 + " ".join(f"w{i}" for i in range(100)))) <= query.MAX_TERMS
+
+
+def test_identifier_recognition():
+    assert query.identifier("Rack::Utils.parse_nested_query").full_names == (
+        "Rack::Utils.parse_nested_query", "Rack::Utils::parse_nested_query",
+    )  # fmt: skip
+    assert query.identifier("sidekiq_options").name == "sidekiq_options"
+    assert query.identifier("Puma::Server").name == "server"
+    assert query.identifier("how do I retry") is None
+    assert query.identifier("retry") is None  # a plain word is a keyword
+
+
+def test_version_numbers_are_phrases():
+    assert query.versions("what changed in rake 13.0.6 or 7.1.rc2") == ["13 0 6", "7 1 rc2"]

@@ -25,6 +25,7 @@ from gemdoc import indexer, paths, project, render, store  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 
 KINDS = ("howto", "api", "identifier", "version")
+LOCATION_GEMS = ("rake", "rack", "activerecord")  # the share of ri methods given a file:line
 LIMIT = 10
 GREP_UBIQUITOUS = 0.10  # a word in more than this share of the indexed files is "everywhere"
 
@@ -182,6 +183,17 @@ def grade_ri(known) -> dict:
     return {"identifier_questions": len(idents), "answered": found}
 
 
+def locations(conn, scope) -> dict:
+    """ri methods joined to a source definition, for three real gems and the whole bundle."""
+    rows = {
+        n: conn.execute("SELECT located, methods FROM gems WHERE name = ? AND version = ?", [n, v]).fetchone()
+        for n, v in scope
+    }
+    picked = {f"{n} {v}": list(rows[n]) for n, v in scope if n in LOCATION_GEMS}
+    picked["all gems"] = [sum(r[0] or 0 for r in rows.values()), sum(r[1] or 0 for r in rows.values())]
+    return picked
+
+
 def cli_agrees(project_dir: Path, conn, scope, question: str) -> bool:
     done = subprocess.run(
         [sys.executable, "-m", "gemdoc", "search", "--json", "-n", str(LIMIT), "--project", str(project_dir), question],
@@ -198,7 +210,7 @@ def build(corpus: str) -> Path:
     if corpus == "corpus":
         common.ensure_debian_packages()
     common.ensure_locked(project_dir)
-    indexer.index_project(project_dir, scope="all")
+    indexer.index_project(project_dir, scope="all", rebuild=True)
     return project_dir
 
 
@@ -215,6 +227,7 @@ def run(corpus: str) -> dict:
         "grep": grade_grep(conn, scope, known),
         "ri": grade_ri(known),
         "cli_agrees": cli_agrees(project_dir, conn, scope, known[0]["q"]),
+        "locations": locations(conn, scope),
     }
     common.save(f"ruler-{corpus}", result)
     return result
@@ -238,17 +251,36 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def regressions(result: dict) -> list[str]:
+    """Metrics that fell more than the stated margin below the committed baseline."""
+    baseline = json.loads((common.ROOT / "baseline.json").read_text())
+    expected, margin = baseline[result["corpus"]], baseline["margin"]
+    found = {**result["search"]["overall"], "silence": result["search"]["silence"]}
+    return [
+        f"{metric} {found[metric]} < baseline {value} - margin {margin[metric]}"
+        for metric, value in expected.items()
+        if found[metric] < value - margin[metric]
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=("corpus", "example"), default="corpus")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list the questions not answered first")
+    parser.add_argument("--check", action="store_true", help="exit 1 if below benchmarks/baseline.json")
     args = parser.parse_args()
     result = run(args.corpus)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:
         for miss in result["search"]["misses"]:
             print(f"  rank {miss['rank']}: {miss['q']!r} -> {miss['top']}")
+    if args.check:
+        failed = regressions(result)
+        for line in failed:
+            print(f"REGRESSION: {line}")
+        print(f"ruler check: {'failed' if failed else 'passed'} against benchmarks/baseline.json")
+        sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ from gemdoc import __version__
 from gemdoc.chunks import Chunk
 from gemdoc.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FTS_COLUMNS = ("title", "names", "signature", "body")
+TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use the same
 CHUNK_COLUMNS = (
     "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
@@ -124,7 +125,8 @@ class Writer:
             self.db["chunks"].create(columns, pk="id")
             self.db["chunks"].create_index(["gem", "version"])
             self.db["chunks"].create_index(["name"])
-            self.db["chunks"].enable_fts(FTS_COLUMNS, tokenize="porter", create_triggers=True)
+            self.db["chunks"].enable_fts(FTS_COLUMNS, tokenize=TOKENIZER, create_triggers=True)
+            self.db.execute("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)")
             self.db["projects"].create(
                 {"path": str, "lockfile_sha256": str, "scope": str, "gems": str, "complete": int, "indexed_at": float},
                 pk="path",

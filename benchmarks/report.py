@@ -1,0 +1,153 @@
+"""Render the README's benchmark section from benchmarks/results/*.json.
+
+    python benchmarks/report.py          # rewrite the section in README.md
+    python benchmarks/report.py --print  # print it
+
+tests/test_readme_benchmarks.py fails when README.md and this rendering disagree,
+so every figure in the README comes from the last run of the scripts.
+"""
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+README = ROOT.parent / "README.md"
+START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
+
+
+def load(name: str) -> dict:
+    return json.loads((ROOT / "results" / f"{name}.json").read_text())
+
+
+def render() -> str:
+    ruler, latency = load("ruler-corpus"), load("latency")
+    example, corpus = load("index-example"), load("index-corpus")
+    fp = ruler["fingerprint"]
+    corpus_name = f"the benchmark bundle (`benchmarks/corpus`: {fp['gems']} gems, {fp['chunks']:,} chunks, digest `{fp['digest']}`)"
+    parts = [
+        "## Benchmarks",
+        "",
+        "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
+        "`latency.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
+        "`bundle lock --local`.",
+        "",
+        *_quality(ruler, corpus_name),
+        *_indexing(example, corpus),
+        *_latency(latency),
+        *_locations(ruler),
+    ]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _quality(r: dict, corpus_name: str) -> list[str]:
+    s, g = r["search"], r["grep"]
+    rows = [("all", s["overall"])] + list(s["by_kind"].items())
+    q = r["questions"]
+    lines = [
+        "### Retrieval quality (`benchmarks/ruler.py`)",
+        "",
+        f"{q['known']} known-answer questions over {q['gems']} gems and {q['absent']} absent questions, "
+        f"on {corpus_name}. Keyword search (`gemdoc search`):",
+        "",
+        "| questions | n | hit@1 | hit@3 | hit@10 | MRR |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [f"| {k} | {m['n']} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['hit@10']:.3f} | {m['mrr']:.3f} |" for k, m in rows]
+    f, gf = s["file_level"], g["file_level"]
+    lines += [
+        "",
+        "| at file granularity, same questions | hit@1 | hit@3 | MRR | characters returned |",
+        "|---|---:|---:|---:|---:|",
+        f"| `gemdoc search` | {f['hit@1']:.3f} | {f['hit@3']:.3f} | {f['mrr']:.3f} | {s['payload_chars']:,} |",
+        f"| grep loop ({g['files']:,} indexed files) | {gf['hit@1']:.3f} | {gf['hit@3']:.3f} | {gf['mrr']:.3f} | {g['payload_chars']:,} |",
+        "",
+        f"Plain `ri NAME` answers {r['ri']['answered']} of the {r['ri']['identifier_questions']} identifier questions: "
+        "`bundle install` generates no ri. Silence on the absent questions is "
+        f"{s['silence']:.3f}: `search` ranks whatever shares a word with the question (refusing without evidence "
+        "is not built yet). The grep loop takes the question's words minus those in over 10% of the indexed files, "
+        "one substring search each, and ranks files by how many distinct words hit.",
+        "",
+    ]
+    return lines
+
+
+def _indexing(example: dict, corpus: dict) -> list[str]:
+    lines = [
+        "### Indexing (`benchmarks/index_speed.py`)",
+        "",
+        "Cold `gemdoc index --all` against `rdoc --ri` alone on the same gems and files with the same number of "
+        "processes (medians of alternating runs):",
+        "",
+        "| bundle | gems | result | gemdoc | `rdoc --ri` alone | ratio | s/gem | peak RSS | unchanged lockfile |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in (("example (`examples/demo`)", example), ("benchmark bundle", corpus)):
+        c, fl = r["gemdoc_cold"], r["rdoc_floor"]
+        lines.append(
+            f"| {name} | {fl['gems']} | {c['summary'].split(' · ')[0]} · {c['summary'].split(' · ')[1]} | "
+            f"{c['seconds']:.1f} s | {fl['seconds']:.1f} s | {r['ratio_to_floor']:.2f}x | {r['seconds_per_gem']:.2f} | "
+            f"{c['peak_rss_mib']:.0f} MiB | {r['unchanged_lockfile']['median_s']:.2f} s |"
+        )
+    return lines + [""]
+
+
+def _latency(lat: dict) -> list[str]:
+    w, big = lat["warm"], lat["scale"]
+    fp = w["fingerprint"]
+    return [
+        "### Search latency and scale (`benchmarks/latency.py`)",
+        "",
+        "| | n | median | p95 |",
+        "|---|---:|---:|---:|",
+        f"| query in-process, {fp['chunks']:,} chunks | {w['in_process']['n']} | {w['in_process']['median_ms']:.1f} ms | {w['in_process']['p95_ms']:.1f} ms |",
+        f"| `gemdoc search` whole process, same store | {w['whole_process']['n']} | {w['whole_process']['median_ms']:.0f} ms | {w['whole_process']['p95_ms']:.0f} ms |",
+        f"| query in-process, synthetic {big['chunks']:,} chunks | {big['query']['n']} | {big['query']['median_ms']:.1f} ms | {big['query']['p95_ms']:.1f} ms |",
+        "",
+        f"The synthetic store ({big['gems']} gems of text drawn from the benchmark bundle's vocabulary, "
+        f"{big['store_mib']:.0f} MiB) builds in {big['build_s']:.1f} s, re-indexes one changed gem in "
+        f"{big['reindex_one_gem_s']:.2f} s, opens in {big['store_open_ms']:.1f} ms, and the process peaks at "
+        f"{big['peak_rss_mib']:.0f} MiB.",
+        "",
+    ]
+
+
+def _locations(r: dict) -> list[str]:
+    lines = [
+        "### Source locations",
+        "",
+        "Share of ri methods and attributes joined to a Ruby definition (`file:line`), from the same run of the ruler:",
+        "",
+        "| gem | located | methods | share |",
+        "|---|---:|---:|---:|",
+    ]
+    for gem, (located, methods) in r["locations"].items():
+        lines.append(f"| {gem} | {located:,} | {methods:,} | {located / max(methods, 1):.0%} |")
+    lines += [
+        "",
+        "The rest are C methods, `attr_*` and `define_method` that RDoc files under another owner, and "
+        "metaprogrammed methods; they keep no line rather than a guessed one.",
+    ]
+    return lines
+
+
+def rewrite(readme: str, section: str) -> str:
+    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    return pattern.sub(lambda _: f"{START}\n{section}{END}", readme)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--print", action="store_true")
+    args = parser.parse_args()
+    section = render()
+    if args.print:
+        print(section)
+    else:
+        README.write_text(rewrite(README.read_text(), section))
+
+
+if __name__ == "__main__":
+    main()

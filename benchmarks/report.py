@@ -22,7 +22,7 @@ def load(name: str) -> dict:
 
 
 def render() -> str:
-    ruler, latency = load("ruler-corpus"), load("latency")
+    ruler, latency, vec = load("ruler-corpus"), load("latency"), load("vectors")
     example, corpus = load("index-example"), load("index-corpus")
     fp = ruler["fingerprint"]
     corpus_name = f"the benchmark bundle (`benchmarks/corpus`: {fp['gems']} gems, {fp['chunks']:,} chunks, digest `{fp['digest']}`)"
@@ -30,13 +30,14 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_indexing(example, corpus),
         *_latency(latency),
+        *_vectors(vec),
         *_locations(ruler),
     ]
     return "\n".join(parts).rstrip() + "\n"
@@ -44,31 +45,52 @@ def render() -> str:
 
 def _quality(r: dict, corpus_name: str) -> list[str]:
     s, g = r["search"], r["grep"]
-    rows = [("all", s["overall"])] + list(s["by_kind"].items())
     q = r["questions"]
+    names = {"search": "`search` (keyword)", "vsearch": "`vsearch` (vector)", "query": "`query` (hybrid)"}
     lines = [
         "### Retrieval quality (`benchmarks/ruler.py`)",
         "",
         f"{q['known']} known-answer questions over {q['gems']} gems and {q['absent']} absent questions, "
-        f"on {corpus_name}. Keyword search (`gemdoc search`):",
+        f"on {corpus_name}." + (f" Vectors: {r['model']}." if r.get("model") else ""),
         "",
-        "| questions | n | hit@1 | hit@3 | hit@10 | MRR |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| arm | questions | n | hit@1 | hit@3 | hit@10 | MRR | silence |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    lines += [f"| {k} | {m['n']} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['hit@10']:.3f} | {m['mrr']:.3f} |" for k, m in rows]
+    ordered = [(arm, r["arms"][arm]) for arm in names if arm in r["arms"]]
+    for arm, graded in ordered:
+        rows = [("all", graded["overall"])] + list(graded["by_kind"].items())
+        for i, (kind, m) in enumerate(rows):
+            label, silence = (names[arm], f"{graded['silence']:.3f}") if i == 0 else ("", "")
+            lines.append(
+                f"| {label} | {kind} | {m['n']} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['hit@10']:.3f} | {m['mrr']:.3f} | {silence} |"
+            )
+    if "query" in r["arms"]:
+        hybrid, keyword = r["arms"]["query"]["overall"]["hit@1"], s["overall"]["hit@1"]
+        verdict = "above" if hybrid > keyword else "below" if hybrid < keyword else "equal to"
+        lines += [
+            "",
+            f"With this model, hybrid `query` ranks the accepted answer first {hybrid:.3f} of the time, {verdict} "
+            f"keyword `search` ({keyword:.3f}): its vector arm finds plausible neighbours (other gems' retry, pool "
+            "or cache APIs) ahead of the accepted entry, and equal-weight fusion passes them on. `search` is what "
+            "SKILL.md tells agents to try first.",
+        ]
     f, gf = s["file_level"], g["file_level"]
     lines += [
         "",
         "| at file granularity, same questions | hit@1 | hit@3 | MRR | characters returned |",
         "|---|---:|---:|---:|---:|",
-        f"| `gemdoc search` | {f['hit@1']:.3f} | {f['hit@3']:.3f} | {f['mrr']:.3f} | {s['payload_chars']:,} |",
+    ]
+    for arm, graded in ordered:
+        fl = graded["file_level"]
+        lines.append(f"| {names[arm]} | {fl['hit@1']:.3f} | {fl['hit@3']:.3f} | {fl['mrr']:.3f} | {graded['payload_chars']:,} |")
+    lines += [
         f"| grep loop ({g['files']:,} indexed files) | {gf['hit@1']:.3f} | {gf['hit@3']:.3f} | {gf['mrr']:.3f} | {g['payload_chars']:,} |",
         "",
         f"Plain `ri NAME` answers {r['ri']['answered']} of the {r['ri']['identifier_questions']} identifier questions: "
-        "`bundle install` generates no ri. Silence on the absent questions is "
-        f"{s['silence']:.3f}: `search` ranks whatever shares a word with the question (refusing without evidence "
-        "is not built yet). The grep loop takes the question's words minus those in over 10% of the indexed files, "
-        "one substring search each, and ranks files by how many distinct words hit.",
+        "`bundle install` generates no ri. Silence is the share of absent questions answered with nothing; every arm "
+        "ranks whatever is nearest (refusing without evidence is not built yet). The grep loop takes the question's "
+        "words minus those in over 10% of the indexed files, one substring search each, and ranks files by how many "
+        "distinct words hit.",
         "",
     ]
     return lines
@@ -112,6 +134,29 @@ def _latency(lat: dict) -> list[str]:
         f"{big['peak_rss_mib']:.0f} MiB.",
         "",
     ]
+
+
+def _vectors(v: dict) -> list[str]:
+    lines = [
+        "### Embedding and vector search (`benchmarks/vector_speed.py`)",
+        "",
+        "| model (`../shared/models`) | chunks embedded | chunks/s | peak RSS |",
+        "|---|---:|---:|---:|",
+    ]
+    for model, t in v["throughput"].items():
+        lines.append(f"| {model} | {t['chunks']:,} | {t['chunks_per_s']:.0f} | {t['peak_rss_mib']:.0f} MiB |")
+    rank = v["ranking"]
+    whole = v["query_whole_process"]
+    lines += [
+        "",
+        f"Ranking by one matrix product: {rank['20000']['median_ms']:.1f} ms median for 20,000 vectors, "
+        f"{rank['100000']['median_ms']:.1f} ms for 100,000 (p95 {rank['100000']['p95_ms']:.1f} ms). "
+        f"`gemdoc query` as a whole process on the benchmark bundle: {whole['hybrid']['median_ms']} ms median "
+        f"(p95 {whole['hybrid']['p95_ms']} ms) with the model loaded, {whole['keyword fallback']['median_ms']} ms "
+        "when it falls back to keywords.",
+        "",
+    ]
+    return lines
 
 
 def _locations(r: dict) -> list[str]:

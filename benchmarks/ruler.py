@@ -10,6 +10,7 @@ corpus fingerprint. Results go to benchmarks/results/ruler-<corpus>.json.
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,8 +22,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from gemdoc import indexer, paths, project, render, store  # noqa: E402
+from gemdoc import embed, hybrid, indexer, models, paths, project, render, store, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
+from gemdoc.embedder import Embedder  # noqa: E402
 
 KINDS = ("howto", "api", "identifier", "version")
 LOCATION_GEMS = ("rake", "rack", "activerecord")  # the share of ri methods given a file:line
@@ -93,20 +95,21 @@ def metrics(ranks: list[int | None]) -> dict:
     }
 
 
-def grade_gemdoc(conn, scope, known, absent) -> dict:
+def grade(conn, scope, known, absent, ranker) -> dict:
+    """One arm on every question: ``ranker(text)`` returns (hits, arms) like the CLI's reply."""
     by_kind, all_ranks, misses, payload = defaultdict(list), [], [], 0
     file_ranks = []
     versions = dict(scope)
     for question in known:
-        hits = searcher.search(conn, question["q"], scope, LIMIT)
-        payload += len(render.results_json(question["q"], hits, len(scope), False))
+        hits, mode, arms = ranker(question["q"])
+        payload += len(render.results_json(question["q"], hits, len(scope), False, mode, arms))
         rank = rank_of(question, hits)
         by_kind[question["kind"]].append(rank)
         all_ranks.append(rank)
         file_ranks.append(_file_rank(answer_files(conn, question, versions), [f"{h.gem}/{h.file}" for h in hits]))
         if rank != 1:
             misses.append({"q": question["q"], "rank": rank, "top": hits[0].title if hits else None})
-    silent = sum(1 for q in absent if not searcher.search(conn, q, scope, LIMIT))
+    silent = sum(1 for q in absent if not ranker(q)[0])
     return {
         "overall": metrics(all_ranks),
         "by_kind": {k: metrics(by_kind[k]) for k in KINDS if by_kind[k]},
@@ -115,6 +118,26 @@ def grade_gemdoc(conn, scope, known, absent) -> dict:
         "payload_chars": payload,
         "misses": misses,
     }
+
+
+def arms(conn, scope) -> dict:
+    """The rankers to grade: keyword always; vector and hybrid when the bundle has vectors."""
+    rankers = {"search": lambda text: (searcher.search(conn, text, scope, LIMIT), "keyword", None)}
+    if not vectors.any_embedded(conn, scope):
+        return rankers
+    embedder = Embedder(models.configured())
+    matrix = vectors.Matrix(conn, scope)
+
+    def ranked(prefix: str):
+        def rank(text: str):
+            reply = hybrid.query(conn, prefix + text, scope, LIMIT, embedder, matrix)
+            return reply.hits, reply.mode, reply.arms
+
+        return rank
+
+    rankers["vsearch"] = ranked("vec: ")
+    rankers["query"] = ranked("")
+    return rankers
 
 
 def _file_rank(accepted: set[str], ranked_files: list[str]) -> int | None:
@@ -204,26 +227,33 @@ def cli_agrees(project_dir: Path, conn, scope, question: str) -> bool:
     return cli == lib
 
 
-def build(corpus: str) -> Path:
+def build(corpus: str, embed_with: Path | None = None) -> Path:
+    """Index the bundle (and embed it, when a model directory is given) in benchmarks/.work."""
     project_dir = common.CORPUS if corpus == "corpus" else common.EXAMPLE
     common.use_home(f"ruler-{corpus}")
     if corpus == "corpus":
         common.ensure_debian_packages()
     common.ensure_locked(project_dir)
     indexer.index_project(project_dir, scope="all", rebuild=True)
+    if embed_with:
+        os.environ["GEMDOC_MODEL_DIR"] = str(embed_with)
+        embed.embed_project(project_dir.resolve())
     return project_dir
 
 
-def run(corpus: str) -> dict:
-    project_dir = build(corpus)
+def run(corpus: str, embed_with: Path | None) -> dict:
+    project_dir = build(corpus, embed_with)
     known, absent = load_questions(corpus)
     conn = store.connect(paths.store_path())
     scope = project.scope(conn, project_dir.resolve()).gems
+    graded = {name: grade(conn, scope, known, absent, ranker) for name, ranker in arms(conn, scope).items()}
     result = {
         "corpus": corpus,
         "fingerprint": common.fingerprint(conn, scope),
+        "model": vectors.stored_identity(conn) if len(graded) > 1 else None,
         "questions": {"known": len(known), "absent": len(absent), "gems": len({q["gem"] for q in known})},
-        "search": grade_gemdoc(conn, scope, known, absent),
+        "arms": graded,
+        "search": graded["search"],
         "grep": grade_grep(conn, scope, known),
         "ri": grade_ri(known),
         "cli_agrees": cli_agrees(project_dir, conn, scope, known[0]["q"]),
@@ -240,11 +270,13 @@ def table(result: dict) -> str:
         f"corpus {result['corpus']}: {fp['gems']} gems, {fp['chunks']} chunks, digest {fp['digest']}",
         f"{'arm':<10} {'kind':<11} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'hit@10':>6} {'MRR':>6}",
     ]
-    for kind, m in [("all", s["overall"]), *s["by_kind"].items()]:
-        lines.append(f"{'search':<10} {kind:<11} {m['n']:>3} {m['hit@1']:>6} {m['hit@3']:>6} {m['hit@10']:>6} {m['mrr']:>6}")
+    for arm, graded in result["arms"].items():
+        for kind, m in [("all", graded["overall"]), *graded["by_kind"].items()]:
+            lines.append(f"{arm:<10} {kind:<11} {m['n']:>3} {m['hit@1']:>6} {m['hit@3']:>6} {m['hit@10']:>6} {m['mrr']:>6}")
     g, f = result["grep"]["file_level"], s["file_level"]
     lines.append(f"file level: search hit@1 {f['hit@1']} MRR {f['mrr']} · grep loop hit@1 {g['hit@1']} MRR {g['mrr']}")
-    lines.append(f"silence on {result['questions']['absent']} absent questions: {s['silence']}")
+    silences = " · ".join(f"{arm} {g['silence']}" for arm, g in result["arms"].items())
+    lines.append(f"silence on {result['questions']['absent']} absent questions: {silences}")
     lines.append(f"payload chars: search {s['payload_chars']} · grep {result['grep']['payload_chars']}")
     lines.append(f"plain ri NAME: {result['ri']['answered']}/{result['ri']['identifier_questions']} identifier questions")
     lines.append(f"CLI and library agree: {result['cli_agrees']}")
@@ -252,15 +284,22 @@ def table(result: dict) -> str:
 
 
 def regressions(result: dict) -> list[str]:
-    """Metrics that fell more than the stated margin below the committed baseline."""
+    """Metrics of any arm that fell more than the stated margin below the committed baseline."""
     baseline = json.loads((common.ROOT / "baseline.json").read_text())
-    expected, margin = baseline[result["corpus"]], baseline["margin"]
-    found = {**result["search"]["overall"], "silence": result["search"]["silence"]}
-    return [
-        f"{metric} {found[metric]} < baseline {value} - margin {margin[metric]}"
-        for metric, value in expected.items()
-        if found[metric] < value - margin[metric]
-    ]
+    margin = baseline["margin"]
+    failed = []
+    for arm, expected in baseline[result["corpus"]].items():
+        graded = result["arms"].get(arm)
+        if graded is None:
+            failed.append(f"{arm}: not graded (give --model-dir to grade vsearch and query)")
+            continue
+        found = {**graded["overall"], "silence": graded["silence"]}
+        failed += [
+            f"{arm} {metric} {found[metric]} < baseline {value} - margin {margin[metric]}"
+            for metric, value in expected.items()
+            if found[metric] < value - margin[metric]
+        ]
+    return failed
 
 
 def main() -> None:
@@ -269,8 +308,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list the questions not answered first")
     parser.add_argument("--check", action="store_true", help="exit 1 if below benchmarks/baseline.json")
+    parser.add_argument("--model-dir", type=Path, default=None, help="embed with this model directory and grade vsearch and query too")
     args = parser.parse_args()
-    result = run(args.corpus)
+    result = run(args.corpus, args.model_dir)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:
         for miss in result["search"]["misses"]:

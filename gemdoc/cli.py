@@ -103,29 +103,125 @@ def _summary(report) -> str:
     return f"{len(report.outcomes)} gems: {', '.join(counts) or 'nothing to do'} · {chunks} chunks written · {report.seconds:.1f}s"
 
 
+RESULTS = [
+    click.argument("query", nargs=-1, required=True),
+    PROJECT,
+    click.option("-n", "limit", type=click.IntRange(1, 100, clamp=True), default=10, show_default=True, help="Results."),
+    click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (see README)."),
+]
+
+
+def results_options(command):
+    for decorate in reversed(RESULTS):
+        command = decorate(command)
+    return command
+
+
+def _bundle(project_dir):
+    """The store connection and this project's scope, warning on stderr when the index is stale."""
+    from gemdoc import paths, project, store
+
+    conn = store.connect(paths.store_path())
+    scope = project.scope(conn, _project(project_dir))
+    if scope.stale:
+        click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
+    return conn, scope
+
+
+def _show(text, hits, scope, as_json, mode="keyword", arms=None) -> None:
+    from gemdoc import render
+
+    if as_json:
+        click.echo(render.results_json(text, hits, len(scope.gems), scope.stale, mode, arms))
+    elif hits:
+        click.echo(render.results_text(hits, arms))
+    else:
+        click.echo(f"no results in {len(scope.gems)} gems of this bundle")
+
+
 @main.command()
-@click.argument("query", nargs=-1, required=True)
-@PROJECT
-@click.option("-n", "limit", type=click.IntRange(1, 100, clamp=True), default=10, show_default=True, help="Results.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (see README).")
+@results_options
 def search(query, project_dir, limit, as_json) -> None:
     """Keyword search in this bundle's documentation (no model, no network)."""
-    from gemdoc import paths, project, render, store
     from gemdoc import search as searcher
 
     text = " ".join(query)
-    root = _project(project_dir)
-    conn = store.connect(paths.store_path())
-    scope = project.scope(conn, root)
-    hits = searcher.search(conn, text, scope.gems, limit)
-    if scope.stale:
-        click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    if as_json:
-        click.echo(render.results_json(text, hits, len(scope.gems), scope.stale))
-    elif hits:
-        click.echo(render.results_text(hits))
-    else:
-        click.echo(f"no results in {len(scope.gems)} gems of this bundle")
+    conn, scope = _bundle(project_dir)
+    _show(text, searcher.search(conn, text, scope.gems, limit), scope, as_json)
+
+
+@main.command()
+@PROJECT
+@click.option("--force", is_flag=True, help="Drop every vector and embed again (after changing the model).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def embed(project_dir, force, quiet) -> None:
+    """Give this bundle's chunks vectors; the only command that downloads a model."""
+    from gemdoc import embed as embedding
+
+    progress = None if quiet else _embed_progress()
+    report = embedding.embed_project(_project(project_dir), force, progress)
+    pending = f", {report.failed} failed and stay pending" if report.failed else ""
+    click.echo(
+        f"embedded {report.embedded} chunks ({report.already} already had vectors{pending}) "
+        f"in {report.seconds:.1f}s · {report.rate:.0f} chunks/s · {report.identity}"
+    )
+    if report.failed:
+        sys.exit(2)
+
+
+def _embed_progress():
+    tty = sys.stderr.isatty()
+
+    def show(done, total):
+        if tty:
+            click.echo(f"\rembedding {done}/{total}", err=True, nl=done == total)
+
+    return show
+
+
+def _vector_arm(conn, gems, required: bool):
+    """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
+    from gemdoc import vectors
+    from gemdoc.embedder import Embedder, NoModel
+    from gemdoc.models import configured
+
+    if not vectors.any_embedded(conn, gems):
+        if required:
+            raise GemdocError("no vectors for this bundle: run `gemdoc embed` first")
+        return None, None, "no vectors for this bundle: run `gemdoc embed`"
+    try:
+        embedder = Embedder(configured())
+    except NoModel as exc:
+        if required:
+            raise
+        return None, None, str(exc)
+    vectors.check_identity(conn, embedder.identity)
+    return embedder, vectors.Matrix(conn, gems), None
+
+
+@main.command()
+@results_options
+def vsearch(query, project_dir, limit, as_json) -> None:
+    """Vector search only; needs `gemdoc embed` first, never downloads."""
+    _semantic(" ".join(query), project_dir, limit, as_json, vector_only=True)
+
+
+@main.command()
+@results_options
+def query(query, project_dir, limit, as_json) -> None:
+    """Hybrid search: keyword and vector arms fused (lex:, vec:, hyde: route one arm)."""
+    _semantic(" ".join(query), project_dir, limit, as_json, vector_only=False)
+
+
+def _semantic(text: str, project_dir, limit: int, as_json: bool, vector_only: bool) -> None:
+    from gemdoc import hybrid
+
+    conn, scope = _bundle(project_dir)
+    embedder, matrix, missing = _vector_arm(conn, scope.gems, required=vector_only)
+    reply = hybrid.query(conn, f"vec: {text}" if vector_only else text, scope.gems, limit, embedder, matrix)
+    if missing:
+        click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
+    _show(text, reply.hits, scope, as_json, reply.mode, reply.arms)
 
 
 @main.command()

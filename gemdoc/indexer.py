@@ -1,10 +1,12 @@
 """``gemdoc index``: lockfile -> gem locations -> ri, symbols, prose -> chunks -> store.
 
 Each gem is prepared in a worker (RDoc runs in its own Ruby process) and written
-in one transaction; the project is recorded only once every gem is done, so an
-interrupted run leaves a consistent store and the next run finishes the rest.
+in one transaction; the project (its lockfile digest and searchable gems) is
+recorded when the run ends, so an interrupted run leaves a consistent store and
+the next run finishes the rest.
 """
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -102,7 +104,7 @@ def index_project(
     gems = lock.select(include_transitive=scope == "all")
     variants = {g.name: lock.variants(g.name) for g in gems}
     located = locations.locate(project, gems, variants) if gems else []
-    with _writer_lock(dry_run):
+    with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
             report.discarded = store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
@@ -136,17 +138,8 @@ def _lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: st
     return row == (lock.sha256, scope, 1)
 
 
-class _NoLock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _writer_lock(dry_run: bool):
-    if dry_run:
-        return _NoLock()
+def writer_lock():
+    """Held by every writer of the store (index, reindex, embed), so they never interleave."""
     paths.data_dir().mkdir(parents=True, exist_ok=True)
     return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
 

@@ -3,10 +3,13 @@
 Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``).
 Otherwise gemdoc's private cache is used, and when it has none, RDoc generates
 one over the gem's lib/ and ext/ (public API only) into a fresh temporary
-directory that is renamed into the cache only after RDoc succeeded. A crash or
-a timeout leaves nothing behind.
+directory that is renamed into the cache only after RDoc succeeded, together
+with what the shim read from it (``extract.json``): reading the cache needs no
+Ruby and gives exactly what a fresh run gives. A crash or a timeout leaves
+nothing behind.
 """
 
+import json
 import os
 import shutil
 import tempfile
@@ -19,6 +22,7 @@ from gemdoc.errors import GemdocError
 from gemdoc.locations import GemLocation
 
 EXTRACT_TIMEOUT = 600.0
+EXTRACT_FILE = "extract.json"
 API_DIRS = ("lib", "ext")
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
 
@@ -67,36 +71,37 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
     src = sources(location)
-    if not src:
-        raise SkipGem("no Ruby source")
+    if not src:  # never hand RDoc an empty list: it would document its whole working directory
+        raise SkipGem("no Ruby source (compiled code only)")
     if location.ri_dir:
-        return _run(location, src, {"ri_dir": str(location.ri_dir)}, "installed", timeout)
+        return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)
-    if (cached / "cache.ri").is_file():
-        return _run(location, src, {"ri_dir": str(cached)}, "cached", timeout)
-    return _generate(location, src, cached, timeout)
+    if (cached / EXTRACT_FILE).is_file():
+        return _docs(json.loads((cached / EXTRACT_FILE).read_text()), "cached")
+    return _docs(_generate(location, src, cached, timeout), "generated")
 
 
-def _generate(location: GemLocation, src: list[str], target: Path, timeout: float) -> ApiDocs:
+def _generate(location: GemLocation, src: list[str], target: Path, timeout: float) -> dict:
+    """RDoc into a scratch directory; the ri store and what was read from it are renamed into
+    the cache together, so a cache entry is complete or absent, never half-written."""
     scratch_root = target.parent / ".tmp"  # same filesystem as the cache: the rename is atomic
     scratch_root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{target.name}-", dir=scratch_root))
     try:
-        out = scratch / "ri"  # RDoc refuses an existing output directory: give it a fresh name
-        docs = _run(location, src, {"generate_into": str(out)}, "generated", timeout)
-        try:
-            os.rename(out, target)
-        except OSError:
-            if not (target / "cache.ri").is_file():  # another writer won the race with the same content
-                raise
-        return docs
+        answer = _run(location, src, {"generate_into": str(scratch / "ri")}, timeout)
+        (scratch / EXTRACT_FILE).write_text(json.dumps(answer))
+        shutil.rmtree(target, ignore_errors=True)  # an entry from an older gemdoc, without extract.json
+        os.rename(scratch, target)
+        return answer
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run(location: GemLocation, src: list[str], how: dict, tier: str, timeout: float) -> ApiDocs:
-    request = {"root": str(location.root), "sources": src, **how}
-    answer = shim.call("extract", request, timeout=timeout)
+def _run(location: GemLocation, src: list[str], how: dict, timeout: float) -> dict:
+    return shim.call("extract", {"root": str(location.root), "sources": src, **how}, timeout=timeout)
+
+
+def _docs(answer: dict, tier: str) -> ApiDocs:
     docs = ApiDocs(answer["ri"], answer["symbols"], answer["parser"], tier)
     docs.chunks, docs.located, docs.methods = to_chunks(docs.entries, docs.symbols)
     return docs
@@ -106,9 +111,12 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
     """One chunk per class, module, method and attribute; returns (chunks, located methods, methods)."""
     by_owner, by_file = symbols.index(syms)
     chunks, located, methods = [], 0, 0
+    seen: set[tuple[str, str]] = set()
     for entry in entries:
-        if entry.get("visibility") not in (None, "public"):
+        key = (entry["kind"], entry["full_name"])  # an installed ri store lists some entries once per file
+        if entry.get("visibility") not in (None, "public") or key in seen:
             continue
+        seen.add(key)
         where = symbols.locate(entry, by_owner, by_file)
         if entry["kind"] in ("method", "attribute"):
             methods += 1

@@ -43,6 +43,8 @@ BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + "
 
 @dataclass
 class Hit:
+    """One ranked chunk. ``score`` orders results within one reply and means nothing across replies."""
+
     id: int
     gem: str
     version: str
@@ -167,7 +169,7 @@ def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], lim
     if ident:
         _boost_identifier(conn, ident, scope, scores)
     top = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
-    return _best_per_citation(_rows(conn, top, scores, matched))[:limit]
+    return best_per_citation(fetch(conn, top, scores, matched))[:limit]
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]]]:
@@ -210,7 +212,7 @@ def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scop
             scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
 
 
-def _rows(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict) -> list[Hit]:
+def fetch(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict) -> list[Hit]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
@@ -223,7 +225,7 @@ def _rows(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict)
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
-def _best_per_citation(hits: list[Hit]) -> list[Hit]:
+def best_per_citation(hits: list[Hit]) -> list[Hit]:
     seen: set[tuple] = set()
     best = []
     for hit in hits:

@@ -3,7 +3,7 @@
 import sqlite3
 from pathlib import Path
 
-from gemdoc import __version__, lockfile, manifest, paths, project, store
+from gemdoc import __version__, lockfile, manifest, paths, project, store, vectors
 from gemdoc.errors import GemdocError
 
 
@@ -76,6 +76,8 @@ def _bundle_facts(conn: sqlite3.Connection, gems: list, wanted: list, info: dict
     info["failures"] = [
         {"gem": n, "version": v, "state": s, "reason": e} for n, v, s, e in failures if (n, v) in locked
     ]
+    info["vectors"], _ = vectors.counts(conn, gems)
+    info["vector_model"] = vectors.stored_identity(conn) or None
 
 
 def _next(info: dict) -> str | None:
@@ -117,6 +119,12 @@ def _project_lines(info: dict) -> list[str]:
     located = info["ri_methods_located"]
     methods = info["ri_methods"] or 1
     lines.append(f"ri:        {tiers} · {located}/{info['ri_methods']} methods with file:line ({located / methods:.0%})")
+    if info["vectors"]:
+        pending = info["bundle_chunks"] - info["vectors"]
+        waiting = f" · {pending} pending: `gemdoc embed`" if pending else ""
+        lines.append(f"vectors:   {info['vectors']}/{info['bundle_chunks']} chunks{waiting} · {info['vector_model']}")
+    else:
+        lines.append("vectors:   none (keyword search only); `gemdoc embed` adds semantic search")
     for failure in info["failures"]:
         lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['state']} ({failure['reason']})")
     for missing in info["missing"]:

@@ -206,6 +206,20 @@ class Writer:
                 pk="path",
             )  # fmt: skip
 
+    def reset_vectors(self, identity: str, dimension: int, keep: bool = False) -> None:
+        """Record the model that makes this store's vectors; unless ``keep``, drop every vector."""
+        with self.db.atomic():
+            self.db.execute("CREATE TABLE IF NOT EXISTS vectors (digest TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+            if not keep:
+                self.db.execute("DELETE FROM vectors")
+            self.db["meta"].upsert({"key": "embedding_model", "value": identity}, pk="key")
+            self.db["meta"].upsert({"key": "embedding_dimension", "value": str(dimension)}, pk="key")
+
+    def write_vectors(self, rows: list[tuple[str, bytes]]) -> None:
+        """One batch of (content digest, packed float32 vector), in one transaction."""
+        with self.db.atomic():
+            self.db.conn.executemany("INSERT OR REPLACE INTO vectors (digest, vector) VALUES (?, ?)", rows)
+
     def close(self) -> None:
         self.db.close()
 

@@ -3,11 +3,13 @@ GEM_HOME with `gem install --local`, a project locked with `bundle lock --local`
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -15,6 +17,8 @@ from click.testing import CliRunner
 from gemdoc import indexer, paths, project, store
 from gemdoc import search as searcher
 from gemdoc.cli import main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 pytestmark = pytest.mark.slow
 
@@ -170,6 +174,9 @@ def test_interrupted_index_leaves_a_consistent_store_and_resumes(example_project
     resumed = indexer.index_project(example_project, scope="all", jobs=2)
     kinds = {o.outcome for o in resumed.outcomes}
     assert "unchanged" in kinds and "indexed" in kinds and "failed" not in kinds
+    compiled_only = {o.name: o.describe() for o in resumed.outcomes if o.name in ("io-wait", "strscan")}
+    assert compiled_only == {"io-wait": "skipped (no documentation)", "strscan": "skipped (no documentation)"}
+    assert sum(o.chunks for o in resumed.outcomes) < 3000  # nothing beyond the bundle's own gems
     assert (example_project / ".gemdoc.yml").exists()
 
 
@@ -201,3 +208,42 @@ def test_default_gem_layout_is_located():
     loc = locations.locate(paths.data_dir(), [LockedGem("timeout", version)], {})[0]
     assert loc.found and loc.layout == "default gem" and "timeout.rb" in loc.files
     assert (loc.root / "timeout.rb").is_file()
+
+
+def _bundle_env(tmp_path) -> dict:
+    """Ruby's own gem paths only: the fixture gems are reachable through Bundler alone."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GEM_HOME", "GEM_PATH")}
+    return env | {"HOME": str(tmp_path / "home")}
+
+
+def test_bundler_install_path_is_searched(tmp_path, gem_home, monkeypatch):
+    """`bundle config set --local path vendor/bundle`: the gem exists only under the project."""
+    project_dir = tmp_path / "vendored"
+    (project_dir / "vendor" / "cache").mkdir(parents=True)
+    shutil.copy(gem_home / "cache" / "gemdoc_fixture-1.2.3.gem", project_dir / "vendor" / "cache")
+    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_fixture"\n')
+    env = _bundle_env(tmp_path)
+    for cmd in (["bundle", "config", "set", "--local", "path", "vendor/bundle"], ["bundle", "install", "--local"]):
+        done = subprocess.run(cmd, cwd=project_dir, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr + done.stdout
+    monkeypatch.delenv("GEM_HOME", raising=False)
+    monkeypatch.delenv("GEM_PATH", raising=False)
+    report = indexer.index_project(project_dir)
+    assert outcomes(report)["gemdoc_fixture"].outcome == "indexed"
+    conn = sqlite3.connect(paths.store_path())
+    root = conn.execute("SELECT root FROM gems WHERE name = 'gemdoc_fixture'").fetchone()[0]
+    assert root.startswith(str(project_dir.resolve() / "vendor" / "bundle"))
+
+
+def test_path_source_is_indexed_from_its_directory(tmp_path, monkeypatch):
+    source = tmp_path / "src" / "gemdoc_fixture"
+    shutil.copytree(FIXTURES / "gemdoc_fixture", source)
+    project_dir = tmp_path / "pathy"
+    project_dir.mkdir()
+    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_fixture", path: "../src/gemdoc_fixture"\n')
+    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = indexer.index_project(project_dir)
+    assert outcomes(report)["gemdoc_fixture"].outcome == "indexed"
+    conn = sqlite3.connect(paths.store_path())
+    assert conn.execute("SELECT root FROM gems WHERE name = 'gemdoc_fixture'").fetchone()[0] == str(source)

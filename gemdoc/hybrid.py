@@ -1,0 +1,78 @@
+"""`gemdoc query` and `gemdoc vsearch`: the vector arm, and its fusion with the keyword arm.
+
+A query may carry typed sub-queries, one per line or inline: ``lex: ...`` goes to the
+keyword arm only, ``vec: ...`` to the vector arm only, ``hyde: ...`` (a hypothetical
+answer passage) is embedded as a document and goes to the vector arm; untyped text goes
+to both. Every ranked list is fused with reciprocal rank fusion, k = 60.
+"""
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from gemdoc import search as searcher
+from gemdoc import vectors
+
+RRF_K = 60
+ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
+TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
+
+
+@dataclass
+class Reply:
+    mode: str  # hybrid | keyword | vector
+    hits: list[searcher.Hit]
+    arms: dict[int, dict[str, int]] = field(default_factory=dict)  # chunk id -> {arm: rank}
+
+
+def parse(text: str) -> list[tuple[str | None, str]]:
+    """Split a query into (type, text) parts; untyped text has type None."""
+    parts: list[tuple[str | None, str]] = []
+    pieces = TYPED.split(text)
+    if pieces[0].strip():
+        parts.append((None, pieces[0].strip()))
+    for kind, body in zip(pieces[1::2], pieces[2::2]):
+        if body.strip():
+            parts.append((kind.lower(), body.strip()))
+    return parts
+
+
+def vector_hits(conn, matrix: vectors.Matrix, embedder, text: str, as_document: bool, depth: int) -> list[searcher.Hit]:
+    query = embedder.embed_documents([text])[0] if as_document else embedder.embed_query(text)
+    ranked = matrix.rank(query, depth * 3)
+    scores = dict(ranked)
+    hits = searcher.fetch(conn, [i for i, _ in ranked], scores, {})
+    return searcher.best_per_citation(hits)[:depth]
+
+
+def query(conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None) -> Reply:
+    """Hybrid when a model and vectors are there; the keyword arm alone, saying so, when not."""
+    parts = parse(text) or [(None, text)]
+    vector_ready = embedder is not None and matrix is not None and len(matrix) > 0
+    lists: list[tuple[str, list[searcher.Hit]]] = []
+    for kind, body in parts:
+        if kind in (None, "lex"):
+            lists.append(("keyword", searcher.search(conn, body, gems, ARM_DEPTH)))
+        if kind in (None, "vec", "hyde") and vector_ready:
+            lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
+    if not vector_ready:
+        return _fuse("keyword", lists, limit)
+    return _fuse("hybrid" if any(a == "keyword" for a, _ in lists) else "vector", lists, limit)
+
+
+def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int) -> Reply:
+    fused: dict[int, float] = {}
+    hits: dict[int, searcher.Hit] = {}
+    arms: dict[int, dict[str, int]] = {}
+    for arm, ranked in lists:
+        for rank, hit in enumerate(ranked, start=1):
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
+            hits.setdefault(hit.id, hit)
+            arms.setdefault(hit.id, {}).setdefault(arm, rank)
+    order = sorted(fused, key=lambda i: (-fused[i], i))
+    result = []
+    for chunk_id in order:
+        hit = hits[chunk_id]
+        hit.score = fused[chunk_id]
+        result.append(hit)
+    return Reply(mode, searcher.best_per_citation(result)[:limit], arms)

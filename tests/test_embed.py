@@ -1,0 +1,142 @@
+"""Semantic recall with the real fastembed and the small ONNX model in ../shared/models."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gemdoc import embed, hybrid, lockfile, models, paths, vectors
+from gemdoc.chunks import Chunk
+from gemdoc.cli import main
+from gemdoc.errors import GemdocError
+from gemdoc.store import GemRecord, Writer
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT.parent / "shared" / "models"
+INT8 = MODELS / "all-MiniLM-L6-v2-onnx-int8"
+FP32 = MODELS / "all-MiniLM-L6-v2-onnx"
+
+CHUNKS = [
+    ("Signal::trap", "Installs a handler that runs when the operating system delivers the given signal to the process."),
+    ("Array#rotate", "Returns a new array rotated so that the element at count is first."),
+    ("Queue#pop", "Removes an item from the queue, blocking the thread until one is available."),
+    ("String#squeeze", "Collapses runs of the same character into one."),
+    ("Kernel#sleep", "Suspends the current thread for the given number of seconds."),
+]
+
+
+def chunk(title, body):
+    return Chunk("ri", title, title, body, "lib/core.rb", 1, "", "method", title.split("#")[-1].split("::")[-1].lower())
+
+
+@pytest.fixture
+def bundle(tmp_path, monkeypatch):
+    """A project whose bundle is one stored gem, without Ruby: the store is filled directly."""
+    monkeypatch.setenv("GEMDOC_MODEL_DIR", str(INT8))
+    project_dir = tmp_path / "app"
+    project_dir.mkdir()
+    (project_dir / "Gemfile.lock").write_text("GEM\n  specs:\n    core (1.0)\n\nDEPENDENCIES\n  core\n")
+    writer = Writer(paths.store_path())
+    writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d1", "complete"), [chunk(*c) for c in CHUNKS])
+    digest = lockfile.load(project_dir / "Gemfile.lock").sha256
+    writer.record_project(str(project_dir.resolve()), digest, "direct", [("core", "1.0")], True)
+    writer.close()
+    return project_dir.resolve()
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_embed_is_incremental_and_records_identity(bundle):
+    first = embed.embed_project(bundle)
+    assert (first.embedded, first.already, first.failed) == (5, 0, 0)
+    assert "all-MiniLM-L6-v2" in first.identity and "384d" in first.identity
+    again = embed.embed_project(bundle)
+    assert (again.embedded, again.already) == (0, 5)
+    writer = Writer(paths.store_path())
+    changed = [chunk(*c) for c in CHUNKS[:4]] + [chunk("Kernel#sleep", "Pauses the thread for a while.")]
+    writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d2", "complete"), changed)
+    writer.close()
+    third = embed.embed_project(bundle)
+    assert (third.embedded, third.already) == (1, 4)  # only the changed chunk
+    conn = sqlite3.connect(paths.store_path())
+    assert vectors.stored_identity(conn) == first.identity
+
+
+def test_paraphrase_found_by_vectors_and_fused(bundle):
+    embed.embed_project(bundle)
+    result = cli("query", "--json", "--project", str(bundle), "stop the process when the OS sends a signal")
+    data = json.loads(result.stdout)
+    assert data["mode"] == "hybrid" and data["results"][0]["title"] == "Signal::trap"
+    assert data["results"][0]["arms"]["vector"] == 1
+    vs = json.loads(cli("vsearch", "--json", "--project", str(bundle), "wait until an item arrives").stdout)
+    assert vs["mode"] == "vector" and vs["results"][0]["title"] == "Queue#pop"
+    typed = json.loads(cli("query", "--json", "--project", str(bundle), "lex: squeeze").stdout)
+    assert typed["results"][0]["title"] == "String#squeeze" and set(typed["results"][0]["arms"]) == {"keyword"}
+
+
+def test_without_vectors_query_falls_back_and_vsearch_refuses(bundle):
+    result = CliRunner().invoke(main, ["query", "--json", "--project", str(bundle), "squeeze characters"])
+    assert json.loads(result.stdout)["mode"] == "keyword" and "gemdoc embed" in result.stderr
+    refused = cli("vsearch", "--project", str(bundle), "anything")
+    assert refused.exit_code == 1 and "gemdoc embed" in refused.output
+
+
+def test_another_model_is_refused_until_force(bundle, monkeypatch):
+    embed.embed_project(bundle)
+    monkeypatch.setenv("GEMDOC_MODEL_DIR", str(FP32))
+    with pytest.raises(vectors.VectorMismatch, match="gemdoc embed --force"):
+        embed.embed_project(bundle)
+    result = cli("query", "--project", str(bundle), "signal")
+    assert result.exit_code == 1 and "gemdoc embed --force" in result.output
+    forced = embed.embed_project(bundle, force=True)
+    assert forced.reset and forced.embedded == 5 and forced.already == 0
+
+
+def test_no_model_on_the_machine_means_no_download(bundle, monkeypatch):
+    monkeypatch.delenv("GEMDOC_MODEL_DIR")
+    result = cli("vsearch", "--project", str(bundle), "anything")
+    assert result.exit_code == 1 and "run `gemdoc embed`" in result.output
+    assert not any(models.cache_dir().rglob("*.onnx"))
+
+
+class Flaky:
+    """The embedder's boundary: fails on any batch holding a poisoned text."""
+
+    identity = "flaky · 2d"
+    dimension = 2
+
+    def embed_documents(self, texts):
+        import numpy as np
+
+        if any("poison" in t for t in texts):
+            raise RuntimeError("tokenizer exploded")
+        return np.ones((len(texts), 2), dtype=np.float32) / 2**0.5
+
+
+def test_a_failing_batch_is_halved_down_to_the_bad_chunk(tmp_path):
+    writer = Writer(paths.store_path())
+    bodies = [f"text {i}" for i in range(100)]
+    bodies[37] = "poison"
+    writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk(f"G#m{i}", b) for i, b in enumerate(bodies)])
+    report = embed._embed(writer, Flaky(), [("g", "1")], force=False, progress=None)
+    assert (report.embedded, report.failed) == (99, 1)
+    assert [text for _, text in vectors.pending(writer.db.conn, [("g", "1")])] == ["G#m37\npoison"]
+    writer.close()
+
+
+def test_nothing_embeddable_is_an_error(tmp_path):
+    writer = Writer(paths.store_path())
+    writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk("G#a", "poison")])
+    with pytest.raises(GemdocError, match="no chunk could be embedded"):
+        embed._embed(writer, Flaky(), [("g", "1")], force=False, progress=None)
+    writer.close()
+
+
+def test_typed_subqueries_parse():
+    assert hybrid.parse("lex: Rack::Utils vec: parse query strings") == [("lex", "Rack::Utils"), ("vec", "parse query strings")]
+    assert hybrid.parse("plain question\nhyde: A passage that answers it") == [(None, "plain question"), ("hyde", "A passage that answers it")]
+    assert hybrid.parse("no types at all") == [(None, "no types at all")]

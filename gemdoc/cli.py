@@ -1,7 +1,6 @@
 """The command line: a thin shell over the library (indexer, search, status)."""
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -42,15 +41,20 @@ def _project(project_dir: Path | None) -> Path:
     return project.root(project_dir or Path.cwd())
 
 
+JOBS = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
+DRY_RUN = click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
+QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+
+
 @main.command()
 @PROJECT
 @click.option("--all", "include_all", flag_value="all", default=None, help="Index transitive dependencies too.")
 @click.option("--direct", "include_all", flag_value="direct", help="Index direct dependencies only (the default).")
 @click.option("--all-languages", is_flag=True, default=None, help="Also index docs marked Japanese, Chinese or Korean.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
-@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
+@JOBS
+@DRY_RUN
 @click.option("--force", is_flag=True, help="Re-read every gem even when nothing changed.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+@QUIET
 def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) -> None:
     """Index the documentation of the gems in Gemfile.lock."""
     _index(_project(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
@@ -58,9 +62,9 @@ def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) 
 
 @main.command()
 @PROJECT
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
-@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+@JOBS
+@DRY_RUN
+@QUIET
 def reindex(project_dir, jobs, dry_run, quiet) -> None:
     """Rebuild this project's index from scratch (also after a store schema change)."""
     _index(_project(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
@@ -94,10 +98,9 @@ def _summary(report) -> str:
     if report.unchanged_lockfile:
         return f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed ({report.scope} dependencies)"
     if report.dry_run:
-        if report.discarded:
-            click.echo(f"dry run: would discard the store ({report.discarded})")
         todo = report.count("would index")
-        return f"dry run: {todo} gems would be indexed, {len(report.outcomes) - todo} would not; nothing was changed"
+        discard = f"dry run: would discard the store ({report.discarded})\n" if report.discarded else ""
+        return f"{discard}dry run: {todo} gems would be indexed, {len(report.outcomes) - todo} would not; nothing was changed"
     counts = [f"{report.count(k)} {k}" for k in ("indexed", "updated", "unchanged", "skipped", "failed") if report.count(k)]
     chunks = sum(o.chunks for o in report.outcomes)
     return f"{len(report.outcomes)} gems: {', '.join(counts) or 'nothing to do'} · {chunks} chunks written · {report.seconds:.1f}s"
@@ -153,7 +156,7 @@ def search(query, project_dir, limit, as_json) -> None:
 @main.command()
 @PROJECT
 @click.option("--force", is_flag=True, help="Drop every vector and embed again (after changing the model).")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+@QUIET
 def embed(project_dir, force, quiet) -> None:
     """Give this bundle's chunks vectors; the only command that downloads a model."""
     from gemdoc import embed as embedding
@@ -240,6 +243,3 @@ def version() -> None:
     """Print gemdoc's version."""
     click.echo(f"gemdoc {__version__}")
 
-
-if __name__ == "__main__":
-    main(prog_name=os.path.basename(sys.argv[0]))

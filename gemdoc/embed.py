@@ -57,8 +57,7 @@ def _embed(writer: store.Writer, embedder: Embedder, gems, force: bool, progress
         writer.reset_vectors(embedder.identity, embedder.dimension, keep=True)
     # Similar lengths batched together: fastembed pads a batch to its longest text.
     todo = sorted(vectors.pending(writer.db.conn, gems), key=lambda item: len(item[1]))
-    done, total = vectors.counts(writer.db.conn, gems)
-    report.already = done
+    report.already = vectors.embedded(writer.db.conn, gems)
     start = time.monotonic()
     for offset in range(0, len(todo), BATCH):
         batch = todo[offset : offset + BATCH]
@@ -67,7 +66,9 @@ def _embed(writer: store.Writer, embedder: Embedder, gems, force: bool, progress
         if progress:
             progress(offset + len(batch), len(todo))
     if todo and not report.embedded:
-        raise GemdocError(f"no chunk could be embedded ({report.failed} failed): see the errors above, then retry")
+        raise GemdocError(
+            f"no chunk could be embedded ({report.failed} failed): check the model (GEMDOC_MODEL, GEMDOC_MODEL_DIR) and retry"
+        )
     return report
 
 

@@ -38,9 +38,6 @@ class GemOutcome:
     reason: str | None = None
     chunks: int = 0
     seconds: float = 0.0
-    tier: str | None = None
-    methods: int = 0
-    located: int = 0
 
     def describe(self) -> str:
         return f"{self.outcome} ({self.reason})" if self.reason else self.outcome
@@ -70,7 +67,6 @@ class IndexReport:
 class Prepared:
     """A gem turned into chunks, ready to be written."""
 
-    location: locations.GemLocation
     digest: str
     chunks: list[Chunk] = field(default_factory=list)
     docs: ri.ApiDocs | None = None
@@ -181,24 +177,25 @@ def _run(report: IndexReport, located, langs: bool, jobs: int, force: bool, prog
     try:
         pending = []
         for loc in located:
-            outcome = _precheck(loc, writer, force, report.dry_run, langs)
+            digest = source_digest(loc, langs) if loc.found and not report.dry_run else ""
+            outcome = _precheck(loc, digest, writer, force)
             if outcome:
                 _emit(report, outcome, total, progress)
             else:
-                pending.append(loc)
+                pending.append((loc, digest))
         _process(report, pending, langs, jobs, writer, total, progress)
     finally:
         if writer:
             writer.close()
 
 
-def _precheck(loc, writer: Writer | None, force: bool, dry_run: bool, langs: bool) -> GemOutcome | None:
+def _precheck(loc, digest: str, writer: Writer | None, force: bool) -> GemOutcome | None:
+    """The outcome of a gem that needs no work, or None. ``digest`` is empty on a dry run."""
     gem = loc.gem
     if not loc.found:
         return GemOutcome(gem.name, gem.version, "skipped", f"not installed: {loc.remedy()}")
-    if dry_run or force:
+    if not digest or force:
         return None
-    digest = source_digest(loc, langs)
     if writer.is_current(gem.name, gem.version, digest):
         return GemOutcome(gem.name, gem.version, "unchanged")
     failure = writer.previous_failure(gem.name, gem.version, digest)
@@ -209,14 +206,14 @@ def _precheck(loc, writer: Writer | None, force: bool, dry_run: bool, langs: boo
 
 def _process(report, pending, langs, jobs, writer, total, progress) -> None:
     if report.dry_run:
-        for loc in pending:
+        for loc, _ in pending:
             _emit(report, _dry_outcome(loc), total, progress)
         return
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(prepare, loc, langs): loc for loc in pending}
+        futures = {pool.submit(prepare, loc, digest, langs): (loc, digest) for loc, digest in pending}
         try:
             for future in as_completed(futures):
-                _emit(report, _store(writer, futures[future], future, langs), total, progress)
+                _emit(report, _store(writer, *futures[future], future), total, progress)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -232,10 +229,10 @@ def _emit(report: IndexReport, outcome: GemOutcome, total: int, progress: Progre
         progress(outcome, len(report.outcomes), total)
 
 
-def prepare(loc: locations.GemLocation, all_languages: bool) -> Prepared:
+def prepare(loc: locations.GemLocation, digest: str, all_languages: bool) -> Prepared:
     """Everything slow for one gem (RDoc, parsing, chunking); runs in a worker thread."""
     start = time.monotonic()
-    prepared = Prepared(loc, source_digest(loc, all_languages))
+    prepared = Prepared(digest)
     try:
         prepared.docs = ri.extract(loc, prepared.digest)
         prepared.chunks.extend(prepared.docs.chunks)
@@ -249,12 +246,11 @@ def prepare(loc: locations.GemLocation, all_languages: bool) -> Prepared:
     return prepared
 
 
-def _store(writer: Writer, loc: locations.GemLocation, future, all_languages: bool) -> GemOutcome:
+def _store(writer: Writer, loc: locations.GemLocation, digest: str, future) -> GemOutcome:
     gem = loc.gem
     try:
         prepared: Prepared = future.result()
     except ShimError as exc:
-        digest = source_digest(loc, all_languages)
         record = GemRecord(gem.name, gem.version, str(loc.root), loc.layout, digest, "failed", error=str(exc))
         writer.mark(record)
         return GemOutcome(gem.name, gem.version, "failed", str(exc))
@@ -270,10 +266,7 @@ def _store(writer: Writer, loc: locations.GemLocation, future, all_languages: bo
         located=docs.located if docs else 0, seconds=round(prepared.seconds, 3),
     )  # fmt: skip
     outcome = writer.replace_gem(record, prepared.chunks)
-    return GemOutcome(
-        gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds,
-        record.ri_tier, record.methods, record.located,
-    )  # fmt: skip
+    return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds)
 
 
 def _record(project: Path, lock, scope: str, langs: bool, located, complete: bool) -> None:

@@ -1,6 +1,6 @@
 """Where each locked gem is installed, asked of Ruby in one process for the whole bundle."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from gemdoc import shim
@@ -18,7 +18,6 @@ class GemLocation:
     ri_dir: Path | None = None
     layout: str = "gem"
     reason: str | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def found(self) -> bool:

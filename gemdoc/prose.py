@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemdoc import files
+
 MAX_BYTES = 2 * 1024 * 1024
 PROSE_SUFFIXES = {"", ".md", ".markdown", ".rdoc", ".txt"}
 README = re.compile(r"^readme(\.(md|markdown|rdoc|txt))?$", re.I)
@@ -61,19 +63,17 @@ def _top_level(root: Path):
             yield ProseFile(Path(entry.path), name, kind)
 
 
-def _walk(root: Path, tree: Path, source_type: str):
-    if tree.is_symlink() or not tree.is_dir():
+def _walk(root: Path, top: Path, source_type: str):
+    if top.is_symlink() or not top.is_dir():
         return
-    for dirpath, dirnames, filenames in os.walk(tree):  # followlinks=False: no loops
-        dirnames[:] = sorted(d for d in dirnames if d != "ri" and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if path.suffix.lower() not in PROSE_SUFFIXES or NOT_PROSE.match(name):
-                continue
-            if path.suffix == "" and not name.isupper():  # bare names only when they look like README-style docs
-                continue
-            if not path.is_symlink() and path.is_file() and path.stat().st_size <= MAX_BYTES and is_text(path):
-                yield ProseFile(path, path.relative_to(root).as_posix(), source_type)
+    for path in files.tree(top, skip=frozenset({"ri"})):
+        name = path.name
+        if path.suffix.lower() not in PROSE_SUFFIXES or NOT_PROSE.match(name):
+            continue
+        if path.suffix == "" and not name.isupper():  # bare names only when they look like README-style docs
+            continue
+        if path.stat().st_size <= MAX_BYTES and is_text(path):
+            yield ProseFile(path, path.relative_to(root).as_posix(), source_type)
 
 
 def _readable_file(entry: os.DirEntry) -> bool:

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemdoc import paths, shim, symbols
+from gemdoc import files, paths, shim, symbols
 from gemdoc.chunks import Chunk
 from gemdoc.errors import GemdocError
 from gemdoc.locations import GemLocation
@@ -47,20 +47,18 @@ def sources(location: GemLocation) -> list[str]:
     gem's own files when they are scattered). Listed here, never left to RDoc's directory walk,
     which follows symlink loops and parses the same file again on every lap."""
     if location.files is not None:
-        return list(location.files)
-    root = location.root
-    if not any((root / d).is_dir() for d in API_DIRS):
+        found = list(location.files)
+    elif not any((location.root / d).is_dir() for d in API_DIRS):
         raise SkipGem("no lib/ or ext/")
-    found = []
-    for top in API_DIRS:
-        for dirpath, dirnames, filenames in os.walk(root / top):  # followlinks=False
-            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
-            for name in sorted(filenames):
-                path = Path(dirpath) / name
-                if path.suffix in SOURCE_SUFFIXES and not path.is_symlink():
-                    found.append(path.relative_to(root).as_posix())
-    if not found:
-        raise SkipGem("no Ruby or C source in lib/ or ext/")
+    else:
+        found = [
+            path.relative_to(location.root).as_posix()
+            for top in API_DIRS
+            for path in files.tree(location.root / top)
+            if path.suffix in SOURCE_SUFFIXES
+        ]
+    if not found:  # never hand RDoc an empty list: it would document its whole working directory
+        raise SkipGem("no Ruby or C source")
     return found
 
 
@@ -71,8 +69,6 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
     src = sources(location)
-    if not src:  # never hand RDoc an empty list: it would document its whole working directory
-        raise SkipGem("no Ruby source (compiled code only)")
     if location.ri_dir:
         return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)

@@ -22,6 +22,7 @@ contiguous), checked in Python: cheaper than any filter inside MATCH.
 """
 
 import bisect
+import functools
 import heapq
 import math
 import sqlite3
@@ -62,12 +63,9 @@ class Hit:
 
 @dataclass
 class Plan:
-    """The question as the ranker sees it (for --explain and the rulers)."""
+    """The question as the ranker sees it."""
 
-    terms: list[str]  # every term typed
     kept: list[str]  # the terms that count as evidence
-    ubiquitous: list[str]
-    absent: list[str]
     idf: dict[str, float]
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
 
@@ -77,10 +75,13 @@ class Scope:
 
     def __init__(self, conn: sqlite3.Connection, gems: list[tuple[str, str]]):
         wanted = set(gems)
-        rows = conn.execute("SELECT name, version, first_id, last_id FROM gems WHERE state = 'complete'").fetchall()
-        self.ranges = sorted((f, l) for n, v, f, l in rows if (n, v) in wanted and f is not None)
+        rows = conn.execute(
+            "SELECT name, version, first_id, last_id, chunks FROM gems WHERE state = 'complete'"
+        ).fetchall()
+        self.ranges = sorted((f, l) for n, v, f, l, _ in rows if (n, v) in wanted and f is not None)
         self.starts = [f for f, _ in self.ranges]
         self.everything = len(self.ranges) == sum(1 for r in rows if r[2] is not None)
+        self.store_chunks = sum(r[4] or 0 for r in rows) or 1  # rarity is taken from the whole store
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -110,28 +111,22 @@ class Stemmer:
         return found
 
 
-_stemmer: Stemmer | None = None
+@functools.cache
+def _stemmer() -> Stemmer:
+    return Stemmer()
 
 
-def stems(terms: list[str]) -> dict[str, str]:
-    global _stemmer
-    _stemmer = _stemmer or Stemmer()
-    return _stemmer.stems(terms)
-
-
-def plan(conn: sqlite3.Connection, text: str) -> Plan:
+def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
+    """Which terms of ``text`` count as evidence in a store of ``total`` chunks, and their postings."""
     typed = q.terms(text)
     terms = [t for t in typed if t not in ENGLISH] or typed
-    total = conn.execute("SELECT coalesce(sum(chunks), 0) FROM gems WHERE state = 'complete'").fetchone()[0] or 1
     cap = max(UBIQUITOUS_MIN, int(UBIQUITOUS * total))
-    stem = stems(terms) if terms else {}
+    stem = _stemmer().stems(terms) if terms else {}
     df = {t: _df(conn, stem[t]) if t in stem else 0 for t in terms}
-    absent = [t for t in terms if not df[t]]
     ubiquitous = [t for t in terms if df[t] > cap]
     kept = [t for t in terms if df[t] and t not in ubiquitous] or ubiquitous
     idf = {t: _idf(total, df[t]) for t in terms if df[t]}
-    postings = {t: _postings(conn, t, df[t], total) for t in kept}
-    return Plan(typed, kept, ubiquitous, absent, idf, postings)
+    return Plan(kept, idf, {t: _postings(conn, t, df[t], total) for t in kept})
 
 
 def _df(conn: sqlite3.Connection, stem: str) -> int:
@@ -162,12 +157,13 @@ def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], lim
     scope = Scope(conn, gems)
     if not scope:
         return []
-    p = plan(conn, text)
+    p = plan(conn, text, scope.store_chunks)
     scores, matched = _score(p, scope)
-    _boost_versions(conn, q.versions(text), scope, scores)
+    top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
+    _boost_versions(conn, q.versions(text), scope, scores, top)
     ident = q.identifier(text)
     if ident:
-        _boost_identifier(conn, ident, scope, scores)
+        _boost_identifier(conn, ident, scope, scores, top)
     top = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
     return best_per_citation(fetch(conn, top, scores, matched))[:limit]
 
@@ -190,9 +186,8 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
     return scores, matched
 
 
-def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict) -> None:
+def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> None:
     """A version number is an identifier: chunks whose title holds it as a phrase come first."""
-    top = max(max(scores.values(), default=1.0), 1.0)
     for phrase in phrases:
         rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])
         for (rowid,) in rows:
@@ -200,12 +195,11 @@ def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, 
                 scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
 
 
-def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict) -> None:
+def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict, top: float) -> None:
     """An API named exactly comes first; a documented entry before an empty reopening of it."""
     rows = conn.execute(
         "SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name]
     ).fetchall()
-    top = max(max(scores.values(), default=1.0), 1.0)
     for rowid, title, documented in rows:
         if rowid in scope:
             bonus = EXACT_BONUS if title in ident.full_names else NAME_BONUS

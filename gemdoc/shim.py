@@ -27,7 +27,7 @@ def command(verb: str) -> list[str]:
     return [ruby(), *flags, str(script()), verb]
 
 
-def call(verb: str, request: dict, timeout: float, cwd: Path | None = None) -> dict:
+def call(verb: str, request: dict, timeout: float) -> dict:
     """Run one shim verb. A crash, a timeout or unreadable output raises ShimError."""
     try:
         done = subprocess.run(
@@ -36,7 +36,6 @@ def call(verb: str, request: dict, timeout: float, cwd: Path | None = None) -> d
             capture_output=True,
             text=True,
             timeout=timeout,
-            cwd=cwd,
         )
     except subprocess.TimeoutExpired as exc:
         raise ShimError(f"timed out after {timeout:.0f}s") from exc

@@ -76,7 +76,7 @@ def _bundle_facts(conn: sqlite3.Connection, gems: list, wanted: list, info: dict
     info["failures"] = [
         {"gem": n, "version": v, "state": s, "reason": e} for n, v, s, e in failures if (n, v) in locked
     ]
-    info["vectors"], _ = vectors.counts(conn, gems)
+    info["vectors"] = vectors.embedded(conn, gems)
     info["vector_model"] = vectors.stored_identity(conn) or None
 
 

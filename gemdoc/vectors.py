@@ -66,17 +66,12 @@ def any_embedded(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> bool:
     return any(conn.execute(sql, [name, version]).fetchone() for name, version in gems)
 
 
-def counts(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> tuple[int, int]:
-    """(chunks with a vector, chunks) in the bundle."""
-    embedded = total = 0
-    for name, version in gems:
-        total += conn.execute("SELECT count(*) FROM chunks WHERE gem = ? AND version = ?", [name, version]).fetchone()[0]
-        if has_table(conn):
-            embedded += conn.execute(
-                "SELECT count(*) FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.gem = ? AND c.version = ?",
-                [name, version],
-            ).fetchone()[0]
-    return embedded, total
+def embedded(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> int:
+    """How many of the bundle's chunks have a vector."""
+    if not has_table(conn):
+        return 0
+    sql = "SELECT count(*) FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.gem = ? AND c.version = ?"
+    return sum(conn.execute(sql, [name, version]).fetchone()[0] for name, version in gems)
 
 
 class Matrix:

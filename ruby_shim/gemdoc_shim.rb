@@ -81,7 +81,7 @@ module GemdocShim
     def describe(spec, root:, default: false)
       doc_dir = File.join(root, "doc", spec.full_name)
       ri_dir = File.join(doc_dir, "ri")
-      info = {"ri_dir" => (File.file?(File.join(ri_dir, "cache.ri")) ? ri_dir : nil), "spec" => spec.loaded_from}
+      info = {"ri_dir" => (File.file?(File.join(ri_dir, "cache.ri")) ? ri_dir : nil)}
       dir = spec.full_gem_path
       return info.merge("status" => "found", "dir" => dir) if %w[lib ext].any? { |d| File.directory?(File.join(dir, d)) }
 

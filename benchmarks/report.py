@@ -30,12 +30,13 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_indexing(example, corpus),
+        *_hook(load("hook")),
         *_latency(latency),
         *_vectors(vec),
         *_locations(ruler),
@@ -114,6 +115,20 @@ def _indexing(example: dict, corpus: dict) -> list[str]:
             f"{c['peak_rss_mib']:.0f} MiB | {r['unchanged_lockfile']['median_s']:.2f} s |"
         )
     return lines + [""]
+
+
+def _hook(h: dict) -> list[str]:
+    runs = ", ".join(f"{r['gem']} {r['added']:.2f} s" for r in h["runs"])
+    return [
+        "### Bundler hook (`benchmarks/hook_overhead.py`)",
+        "",
+        f"A {h['bundle_gems']}-gem bundle from the benchmark bundle, one gem added, `bundle install --local`: "
+        f"the hook adds **{h['added_median']:.2f} s** (median; {runs}) beyond that gem's own RDoc and chunking time, "
+        f"to a {h['plain_median']:.2f} s install without it; {h['settled_added_median']:.2f} s when the added "
+        "version is already in the store. With nothing changed the hook only compares the lockfile digest "
+        f"with the manifest and adds {h['unchanged_added_median']:.2f} s.",
+        "",
+    ]
 
 
 def _latency(lat: dict) -> list[str]:

@@ -35,10 +35,14 @@ def main() -> None:
     """Offline search over the documentation of the exact gems in your Gemfile.lock."""
 
 
-def _project(project_dir: Path | None) -> Path:
-    from gemdoc import project
+def _project(project_dir: Path | None, explicit: bool = True) -> Path:
+    """The project root. An explicit command run in a project trusts it (see trust.py)."""
+    from gemdoc import project, trust
 
-    return project.root(project_dir or Path.cwd())
+    root = project.root(project_dir or Path.cwd())
+    if explicit:
+        trust.grant(root, trust.USE)
+    return root
 
 
 JOBS = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
@@ -124,11 +128,12 @@ def _bundle(project_dir):
     """The store connection and this project's scope, warning on stderr when the index is stale."""
     from gemdoc import paths, project, store
 
+    root = _project(project_dir)
     conn = store.connect(paths.store_path())
-    scope = project.scope(conn, _project(project_dir))
+    scope = project.scope(conn, root)
     if scope.stale:
         click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    return conn, scope
+    return conn, scope, root
 
 
 def _show(text, hits, scope, as_json, mode="keyword", arms=None) -> None:
@@ -149,7 +154,7 @@ def search(query, project_dir, limit, as_json) -> None:
     from gemdoc import search as searcher
 
     text = " ".join(query)
-    conn, scope = _bundle(project_dir)
+    conn, scope, _ = _bundle(project_dir)
     _show(text, searcher.search(conn, text, scope.gems, limit), scope, as_json)
 
 
@@ -182,7 +187,7 @@ def _embed_progress():
     return show
 
 
-def _vector_arm(conn, gems, required: bool):
+def _vector_arm(conn, gems, root: Path, required: bool):
     """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
     from gemdoc import vectors
     from gemdoc.embedder import Embedder, NoModel
@@ -193,7 +198,7 @@ def _vector_arm(conn, gems, required: bool):
             raise GemdocError("no vectors for this bundle: run `gemdoc embed` first")
         return None, None, "no vectors for this bundle: run `gemdoc embed`"
     try:
-        embedder = Embedder(configured())
+        embedder = Embedder(configured(root))
     except NoModel as exc:
         if required:
             raise
@@ -219,8 +224,8 @@ def query(query, project_dir, limit, as_json) -> None:
 def _semantic(text: str, project_dir, limit: int, as_json: bool, vector_only: bool) -> None:
     from gemdoc import hybrid
 
-    conn, scope = _bundle(project_dir)
-    embedder, matrix, missing = _vector_arm(conn, scope.gems, required=vector_only)
+    conn, scope, root = _bundle(project_dir)
+    embedder, matrix, missing = _vector_arm(conn, scope.gems, root, required=vector_only)
     reply = hybrid.query(conn, f"vec: {text}" if vector_only else text, scope.gems, limit, embedder, matrix)
     if missing:
         click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
@@ -236,6 +241,68 @@ def status(project_dir, as_json) -> None:
 
     info = st.gather(project_dir or Path.cwd())
     click.echo(json.dumps(info, indent=2) if as_json else st.text(info))
+
+
+@main.command()
+@PROJECT
+@click.option("--no-auto-index", is_flag=True, help="Set up without the Bundler plugin; run `gemdoc index` yourself.")
+def init(project_dir, no_auto_index) -> None:
+    """Set up this project: .gemdoc.yml, trust, and the Bundler plugin that indexes on install."""
+    from gemdoc import project_init
+
+    for line in project_init.init(_project(project_dir, explicit=False), auto_index=not no_auto_index):
+        click.echo(line)
+
+
+@main.command()
+@PROJECT
+@click.option("--lockfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The lockfile Bundler just wrote (checked against the one gemdoc reads).")  # fmt: skip
+def hook(project_dir, lockfile) -> None:
+    """Run by the Bundler plugin after install/add/update: index new gem versions of a trusted project."""
+    from gemdoc import hook as bundler_hook
+
+    for line in bundler_hook.run(_project(project_dir, explicit=False), lockfile):
+        click.echo(line)
+
+
+@main.group(invoke_without_command=True)
+@PROJECT
+@click.pass_context
+def trust(ctx, project_dir) -> None:
+    """Trust this project: the Bundler hook may index it (also under CI) and its .gemdoc.yml
+    model settings are approved."""
+    from gemdoc import trust as trusting
+
+    if ctx.invoked_subcommand:
+        return
+    root = _project(project_dir, explicit=False)
+    changed = trusting.grant(root, trusting.EXPLICIT)
+    click.echo(f"{'trusted' if changed else 'unchanged: already trusted'}: {root}")
+
+
+@trust.command("list")
+def trust_list() -> None:
+    """List trusted projects."""
+    from gemdoc import trust as trusting
+
+    entries = trusting.entries()
+    for path, entry in sorted(entries.items()):
+        click.echo(f"{path}  {entry.get('how')}  {entry.get('granted_at')}")
+    if not entries:
+        click.echo("no trusted projects")
+
+
+@trust.command("revoke")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+def trust_revoke(path) -> None:
+    """Withdraw trust from PATH (default: this project)."""
+    from gemdoc import trust as trusting
+
+    root = path.resolve() if path else _project(None, explicit=False)
+    if not trusting.revoke(root):
+        raise GemdocError(f"{root} was not trusted (see `gemdoc trust list`)")
+    click.echo(f"revoked: {root}")
 
 
 @main.command()

@@ -38,7 +38,7 @@ def embed_project(project_dir: Path, force: bool = False, progress: Progress | N
     conn = store.connect(paths.store_path())
     gems = project.scope(conn, project_dir).gems
     conn.close()
-    embedder = Embedder(models.configured(), allow_download=True)
+    embedder = Embedder(models.configured(project_dir), allow_download=True)
     with writer_lock():
         writer = store.Writer(paths.store_path())
         try:

@@ -7,6 +7,7 @@ the next run finishes the rest.
 """
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -86,7 +87,11 @@ def index_project(
     force: bool = False,
     progress: Progress | None = None,
     rebuild: bool = False,
+    versions_only: bool = False,
 ) -> IndexReport:
+    """Index a project's gems. ``versions_only`` (the Bundler hook) trusts that an installed
+    gem version already in the store is unchanged, and re-reads only new versions; path: and
+    git: gems are always compared by content."""
     project = project.resolve()
     lock = lockfile.load(lockfile.find(project))
     saved = manifest.load(project)
@@ -94,25 +99,30 @@ def index_project(
     langs = saved.all_languages if all_languages is None else all_languages
     report = IndexReport(project, lock.sha256, scope, dry_run=dry_run)
     start = time.monotonic()
-    if not force and _lockfile_unchanged(project, lock, saved, scope, langs):
+    if not force and lockfile_unchanged(project, lock, saved, scope, langs):
         report.unchanged_lockfile = True
         return report
     gems = lock.select(include_transitive=scope == "all")
-    variants = {g.name: lock.variants(g.name) for g in gems}
-    located = locations.locate(project, gems, variants) if gems else []
+    settled = _stored_versions(gems) if versions_only and not force else []
+    todo = [g for g in gems if (g.name, g.version) not in settled]
+    variants = {g.name: lock.variants(g.name) for g in todo}
+    located = locations.locate(project, todo, variants) if todo else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
             report.discarded = store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
+        for name, version in settled:
+            _emit(report, GemOutcome(name, version, "unchanged"), len(gems), progress)
         _run(report, located, langs, jobs or os.cpu_count() or 1, force, progress)
         if not dry_run:
-            _record(project, lock, scope, langs, located, report.complete)
+            found = settled + [(loc.gem.name, loc.gem.version) for loc in located if loc.found]
+            _record(project, lock, saved, scope, langs, found, report.complete)
     report.seconds = time.monotonic() - start
     return report
 
 
-def _lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool) -> bool:
+def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool) -> bool:
     """The manifest and the store must both say this exact lockfile was indexed in this scope.
 
     The store is asked too, because a `.gemdoc.yml` checked in by someone else
@@ -269,14 +279,27 @@ def _store(writer: Writer, loc: locations.GemLocation, digest: str, future) -> G
     return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds)
 
 
-def _record(project: Path, lock, scope: str, langs: bool, located, complete: bool) -> None:
-    gems = [(loc.gem.name, loc.gem.version) for loc in located if loc.found]
+def _stored_versions(gems: list[lockfile.LockedGem]) -> list[tuple[str, str]]:
+    """Gems from a rubygems source whose exact version the store already settled."""
+    path = paths.store_path()
+    if not path.exists():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        known = set(conn.execute("SELECT name, version FROM gems"))
+        conn.close()
+    except sqlite3.DatabaseError:
+        return []
+    return [(g.name, g.version) for g in gems if g.source == "gem" and (g.name, g.version) in known]
+
+
+def _record(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, gems, complete: bool) -> None:
     writer = Writer(paths.store_path())
     try:
         writer.record_project(str(project), lock.sha256, scope, gems, complete)
     finally:
         writer.close()
-    manifest.save(project, manifest.Manifest(lock.sha256, scope, langs))
+    manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))
 
 
 def source_digest(loc: locations.GemLocation, all_languages: bool) -> str:

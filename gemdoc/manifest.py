@@ -1,8 +1,15 @@
-"""The project manifest, ``.gemdoc.yml``: the lockfile digest last indexed, and the scope."""
+"""The project manifest, ``.gemdoc.yml``: the lockfile digest last indexed, the scope, and
+the settings a project may choose.
 
+``model`` and ``model_dir`` choose files outside the project, so they are *gated*: gemdoc
+uses them only once the user has trusted this exact value (see trust.py).
+"""
+
+import hashlib
+import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -11,6 +18,7 @@ from gemdoc.errors import GemdocError
 
 FILENAME = ".gemdoc.yml"
 SCOPES = ("direct", "all")
+GATED = ("model", "model_dir")
 
 
 @dataclass
@@ -18,6 +26,14 @@ class Manifest:
     lockfile_sha256: str | None = None
     scope: str = "direct"
     all_languages: bool = False
+    auto_index: bool = True
+    settings: dict = field(default_factory=dict)  # the gated fields present
+
+    def gated(self) -> dict:
+        return {k: self.settings[k] for k in GATED if k in self.settings}
+
+    def gated_sha256(self) -> str:
+        return hashlib.sha256(json.dumps(self.gated(), sort_keys=True).encode()).hexdigest()
 
 
 def path_for(project: Path) -> Path:
@@ -38,14 +54,18 @@ def load(project: Path) -> Manifest:
         lockfile_sha256=data.get("lockfile_sha256"),
         scope=data.get("scope", "direct"),
         all_languages=bool(data.get("all_languages", False)),
+        auto_index=data.get("auto_index", True) is not False,
+        settings={k: str(data[k]) for k in GATED if data.get(k) is not None},
     )
 
 
 def save(project: Path, manifest: Manifest) -> None:
     """Write atomically: a reader sees the old manifest or the new one, never half of one."""
+    fields = {"lockfile_sha256": manifest.lockfile_sha256, "scope": manifest.scope, "all_languages": manifest.all_languages}
+    if not manifest.auto_index:
+        fields["auto_index"] = False
     body = "# gemdoc project manifest: what `gemdoc index` last indexed here.\n" + yaml.safe_dump(
-        {"lockfile_sha256": manifest.lockfile_sha256, "scope": manifest.scope, "all_languages": manifest.all_languages},
-        sort_keys=False,
+        fields | manifest.gated(), sort_keys=False
     )
     fd, tmp = tempfile.mkstemp(prefix=".gemdoc.yml.", dir=project)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -1,11 +1,13 @@
 """Which embedding model gemdoc uses, and what identifies its vectors.
 
-Read at call time from GEMDOC_MODEL / GEMDOC_MODEL_DIR, then from the user config
-(``config.yaml`` in the config dir: ``model:``, ``model_dir:``), then the default.
+Read at call time from GEMDOC_MODEL / GEMDOC_MODEL_DIR, then from the project's
+``.gemdoc.yml`` (only once the user trusted its values, see trust.py), then from the user
+config (``config.yaml`` in the config dir: ``model:``, ``model_dir:``), then the default.
 Imports nothing heavy: `gemdoc status` reads it too.
 """
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,11 +71,25 @@ def user_config() -> dict:
     return data
 
 
-def configured() -> ModelSpec:
-    config = user_config()
+def configured(project: Path | None = None) -> ModelSpec:
+    config = user_config() | (_project_settings(project) if project else {})
     name = os.environ.get("GEMDOC_MODEL") or config.get("model") or DEFAULT_MODEL
     directory = os.environ.get("GEMDOC_MODEL_DIR") or config.get("model_dir")
     return ModelSpec(str(name), Path(directory).expanduser() if directory else None)
+
+
+def _project_settings(project: Path) -> dict:
+    """The project's gated model settings, when the user approved these exact values."""
+    from gemdoc import manifest, trust
+
+    settings = manifest.load(project).gated()
+    if not settings:
+        return {}
+    verdict = trust.verdict(project)
+    if not verdict.trusted:
+        print(f"gemdoc: ignoring {', '.join(settings)} in {manifest.FILENAME}: {verdict.reason}", file=sys.stderr)
+        return {}
+    return settings
 
 
 def cache_dir() -> Path:

@@ -3,7 +3,7 @@
 import sqlite3
 from pathlib import Path
 
-from gemdoc import __version__, lockfile, manifest, paths, project, store, vectors
+from gemdoc import __version__, lockfile, manifest, paths, plugin, project, store, trust, vectors
 from gemdoc.errors import GemdocError
 
 
@@ -14,6 +14,8 @@ def gather(start: Path) -> dict:
     except GemdocError:
         root = None
     info["project"] = str(root) if root else None
+    if root:
+        _setup_facts(root, info)
     try:
         conn = store.connect(paths.store_path())
     except GemdocError as exc:
@@ -34,6 +36,18 @@ def _store_facts(conn: sqlite3.Connection, info: dict) -> None:
     info["store_gemdoc_version"] = meta.get("gemdoc_version")
     info["store_gems"] = conn.execute("SELECT count(*) FROM gems WHERE state = 'complete'").fetchone()[0]
     info["store_chunks"] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def _setup_facts(root: Path, info: dict) -> None:
+    """Whether Bundler will run gemdoc's hook here, and whether the hook may act."""
+    hook = plugin.state(root)
+    info["hook"] = {"armed": hook.armed and not hook.disabled, "index": hook.where, "disabled": hook.disabled}
+    info["hook_state"] = hook.describe()
+    if not manifest.load(root).auto_index:
+        info["hook"]["armed"] = False
+        info["hook_state"] = f"off (auto_index: false in {manifest.FILENAME})"
+    verdict = trust.verdict(root)
+    info["trust"] = {"trusted": verdict.trusted, "how": verdict.how, "reason": verdict.reason}
 
 
 def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
@@ -100,6 +114,10 @@ def text(info: dict) -> str:
             f"           schema {info['schema_version']}{drift} · {info['store_gems']} gems · {info['store_chunks']} chunks"
         )
     lines.append(f"project:   {info.get('project') or '(none here)'}")
+    if info.get("project"):
+        trusted = info["trust"]
+        lines.append(f"hook:      {info['hook_state']}")
+        lines.append(f"trust:     {'trusted (' + trusted['how'] + ')' if trusted['trusted'] else trusted['reason']}")
     if info.get("project") and "store_error" not in info:
         lines.extend(_project_lines(info))
     if info.get("next"):

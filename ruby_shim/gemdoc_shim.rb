@@ -5,6 +5,7 @@
 #
 #   ruby gemdoc_shim.rb locate   # where each locked (name, version) is installed
 #   ruby gemdoc_shim.rb extract  # one gem: ri entries (read or generated) + symbols
+#   ruby gemdoc_shim.rb mirror   # a file:// gem source holding the Bundler plugin
 require "json"
 require_relative "symbols"
 
@@ -285,6 +286,9 @@ module GemdocShim
       case argv.first
       when "locate" then Locate.run(request)
       when "extract" then Extract.run(request)
+      when "mirror"
+        require_relative "mirror"
+        Mirror.run(request)
       else raise ArgumentError, "unknown command #{argv.first.inspect}"
       end
     $stdout.write(JSON.generate(result))

@@ -115,7 +115,13 @@ RESULTS = [
     PROJECT,
     click.option("-n", "limit", type=click.IntRange(1, 100, clamp=True), default=10, show_default=True, help="Results."),
     click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (see README)."),
-]
+    click.option("--files", "as_files", is_flag=True, help="Print one `gem@version path:line` per result."),
+    click.option("--explain", is_flag=True, help="Per result: arms and ranks, matched terms, field contributions."),
+    click.option("--min-score", type=float, default=None, help="Drop results scoring below this (scale differs per command)."),
+    click.option("--max-chars", type=click.IntRange(500, 200_000, clamp=True), default=12_000, show_default=True,
+                 help="Character budget for the whole reply; results past it are counted, not printed."),
+    click.option("--no-refusal", is_flag=True, help="Rank even when the bundle shows no evidence for the question."),
+]  # fmt: skip
 
 
 def results_options(command):
@@ -125,37 +131,41 @@ def results_options(command):
 
 
 def _bundle(project_dir):
-    """The store connection and this project's scope, warning on stderr when the index is stale."""
-    from gemdoc import paths, project, store
+    """This project's bundle, warning on stderr when the index is stale."""
+    from gemdoc import ask
 
-    root = _project(project_dir)
-    conn = store.connect(paths.store_path())
-    scope = project.scope(conn, root)
-    if scope.stale:
+    bundle = ask.open_bundle(_project(project_dir))
+    if bundle.scope.stale:
         click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    return conn, scope, root
+    return bundle
 
 
-def _show(text, hits, scope, as_json, mode="keyword", arms=None) -> None:
+def _options(limit, explain, min_score, max_chars, no_refusal):
+    from gemdoc import ask
+
+    return ask.Options(limit, max_chars, min_score, explain, not no_refusal)
+
+
+def _print(reply, options, as_json: bool, as_files: bool) -> None:
     from gemdoc import render
 
     if as_json:
-        click.echo(render.results_json(text, hits, len(scope.gems), scope.stale, mode, arms))
-    elif hits:
-        click.echo(render.results_text(hits, arms))
+        click.echo(render.results_json(reply, options))
+    elif as_files:
+        if reply.hits:
+            click.echo(render.results_files(reply))
     else:
-        click.echo(f"no results in {len(scope.gems)} gems of this bundle")
+        click.echo(render.results_text(reply, options))
 
 
 @main.command()
 @results_options
-def search(query, project_dir, limit, as_json) -> None:
+def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
     """Keyword search in this bundle's documentation (no model, no network)."""
-    from gemdoc import search as searcher
+    from gemdoc import ask
 
-    text = " ".join(query)
-    conn, scope, _ = _bundle(project_dir)
-    _show(text, searcher.search(conn, text, scope.gems, limit), scope, as_json)
+    options = _options(limit, explain, min_score, max_chars, no_refusal)
+    _print(ask.keyword(_bundle(project_dir), " ".join(query), options), options, as_json, as_files)
 
 
 @main.command()
@@ -187,49 +197,63 @@ def _embed_progress():
     return show
 
 
-def _vector_arm(conn, gems, root: Path, required: bool):
+def _vector_arm(bundle, required: bool):
     """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
     from gemdoc import vectors
     from gemdoc.embedder import Embedder, NoModel
     from gemdoc.models import configured
 
-    if not vectors.any_embedded(conn, gems):
+    if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
         if required:
             raise GemdocError("no vectors for this bundle: run `gemdoc embed` first")
         return None, None, "no vectors for this bundle: run `gemdoc embed`"
     try:
-        embedder = Embedder(configured(root))
+        embedder = Embedder(configured(bundle.root))
     except NoModel as exc:
         if required:
             raise
         return None, None, str(exc)
-    vectors.check_identity(conn, embedder.identity)
-    return embedder, vectors.Matrix(conn, gems), None
+    vectors.check_identity(bundle.conn, embedder.identity)
+    return embedder, vectors.Matrix(bundle.conn, bundle.scope.gems), None
 
 
 @main.command()
 @results_options
-def vsearch(query, project_dir, limit, as_json) -> None:
+def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
     """Vector search only; needs `gemdoc embed` first, never downloads."""
-    _semantic(" ".join(query), project_dir, limit, as_json, vector_only=True)
+    options = _options(limit, explain, min_score, max_chars, no_refusal)
+    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=True)
 
 
 @main.command()
 @results_options
-def query(query, project_dir, limit, as_json) -> None:
+def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
     """Hybrid search: keyword and vector arms fused (lex:, vec:, hyde: route one arm)."""
-    _semantic(" ".join(query), project_dir, limit, as_json, vector_only=False)
+    options = _options(limit, explain, min_score, max_chars, no_refusal)
+    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=False)
 
 
-def _semantic(text: str, project_dir, limit: int, as_json: bool, vector_only: bool) -> None:
-    from gemdoc import hybrid
+def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
+    from gemdoc import ask
 
-    conn, scope, root = _bundle(project_dir)
-    embedder, matrix, missing = _vector_arm(conn, scope.gems, root, required=vector_only)
-    reply = hybrid.query(conn, f"vec: {text}" if vector_only else text, scope.gems, limit, embedder, matrix)
+    bundle = _bundle(project_dir)
+    embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
+    reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:
         click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
-    _show(text, reply.hits, scope, as_json, reply.mode, reply.arms)
+    _print(reply, options, as_json, as_files)
+
+
+@main.command()
+@click.argument("address", metavar="URI")
+@click.option("--source", is_flag=True, help="Print the source lines around the location instead of the chunk.")
+@click.option("--context", type=click.IntRange(0, 200, clamp=True), default=12, show_default=True,
+              help="Source lines on each side of the location.")  # fmt: skip
+def show(address, source, context) -> None:
+    """Print the chunk a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, or its source lines."""
+    from gemdoc import ask, paths, store
+
+    click.echo(ask.show(store.connect(paths.store_path()), address, source, context))
 
 
 @main.command()
@@ -303,6 +327,34 @@ def trust_revoke(path) -> None:
     if not trusting.revoke(root):
         raise GemdocError(f"{root} was not trusted (see `gemdoc trust list`)")
     click.echo(f"revoked: {root}")
+
+
+@main.group()
+def skill() -> None:
+    """The agent skill (SKILL.md) that tells coding agents how to use gemdoc."""
+
+
+@skill.command("install")
+@PROJECT
+@click.option("--global", "everywhere", is_flag=True, help="Install for every project: ~/.claude/skills, ~/.agents/skills.")
+def skill_install(project_dir, everywhere) -> None:
+    """Copy SKILL.md to where agents look for skills (.claude/skills/gemdoc/, .agents/skills/gemdoc/)."""
+    from gemdoc import skills
+
+    base = Path.home() if everywhere else (project_dir or Path.cwd()).resolve()
+    for target, changed in skills.install(base):
+        click.echo(f"{'installed' if changed else 'unchanged'}: {target}")
+
+
+@main.command()
+@PROJECT
+def mcp(project_dir) -> None:
+    """Serve search, query, show and status to agents over MCP (stdio)."""
+    try:
+        from gemdoc import mcp_server
+    except ImportError as exc:
+        raise GemdocError("`gemdoc mcp` needs the mcp package: pip install 'gemdoc[mcp]'") from exc
+    mcp_server.serve((project_dir or Path.cwd()).resolve())
 
 
 @main.command()

@@ -10,8 +10,9 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
-from gemdoc import search as searcher
 from gemdoc import vectors
+from gemdoc.evidence import Evidence
+from gemdoc import search as searcher
 
 RRF_K = 60
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
@@ -23,6 +24,7 @@ class Reply:
     mode: str  # hybrid | keyword | vector
     hits: list[searcher.Hit]
     arms: dict[int, dict[str, int]] = field(default_factory=dict)  # chunk id -> {arm: rank}
+    evidence: Evidence | None = None
 
 
 def parse(text: str) -> list[tuple[str | None, str]]:
@@ -45,22 +47,30 @@ def vector_hits(conn, matrix: vectors.Matrix, embedder, text: str, as_document: 
     return searcher.best_per_citation(hits)[:depth]
 
 
-def query(conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None) -> Reply:
-    """Hybrid when a model and vectors are there; the keyword arm alone, saying so, when not."""
+def query(
+    conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None, refuse: bool = True
+) -> Reply:
+    """Hybrid when a model and vectors are there; the keyword arm alone, saying so, when not.
+
+    The evidence gate applies to every arm: a model always finds a nearest neighbour, so the
+    question's words must be in the bundle (see evidence.py) before any arm answers."""
     parts = parse(text) or [(None, text)]
     vector_ready = embedder is not None and matrix is not None and len(matrix) > 0
+    mode = "keyword" if not vector_ready else "hybrid" if any(k in (None, "lex") for k, _ in parts) else "vector"
+    whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH, refuse=refuse)
+    if whole.evidence.refused and refuse:
+        return Reply(mode, [], {}, whole.evidence)
     lists: list[tuple[str, list[searcher.Hit]]] = []
     for kind, body in parts:
         if kind in (None, "lex"):
-            lists.append(("keyword", searcher.search(conn, body, gems, ARM_DEPTH)))
+            hits = whole.hits if len(parts) == 1 else searcher.search(conn, body, gems, ARM_DEPTH)
+            lists.append(("keyword", hits))
         if kind in (None, "vec", "hyde") and vector_ready:
             lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
-    if not vector_ready:
-        return _fuse("keyword", lists, limit)
-    return _fuse("hybrid" if any(a == "keyword" for a, _ in lists) else "vector", lists, limit)
+    return _fuse(mode, lists, limit, whole.evidence)
 
 
-def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int) -> Reply:
+def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int, gate: Evidence) -> Reply:
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
     arms: dict[int, dict[str, int]] = {}
@@ -69,10 +79,13 @@ def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int) ->
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
+    if gate.exact and lists and lists[0][0] == "keyword" and lists[0][1]:
+        named = lists[0][1][0].id  # the API the question names exactly stays first, as in `search`
+        fused[named] = max(fused.values()) + 1e-6
     order = sorted(fused, key=lambda i: (-fused[i], i))
     result = []
     for chunk_id in order:
         hit = hits[chunk_id]
         hit.score = fused[chunk_id]
         result.append(hit)
-    return Reply(mode, searcher.best_per_citation(result)[:limit], arms)
+    return Reply(mode, searcher.best_per_citation(result)[:limit], arms, gate)

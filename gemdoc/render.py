@@ -1,18 +1,27 @@
-"""How results and reports look: text for people, JSON for agents.
+"""How replies look: text for people, JSON and file lists for agents.
 
-The JSON contract (documented in README.md) only ever grows by new fields.
+The JSON contract (documented in README.md) only ever grows by new fields. Every reply
+fits its character budget (``max_chars``): results that do not fit are left out and
+counted in ``omitted_for_budget``; a first result too long on its own is cut, marked
+``text_truncated``.
 """
 
 import json
 import re
 
+from gemdoc import uri
+from gemdoc.ask import Options, Reply
 from gemdoc.search import Hit
 
 SNIPPET_CHARS = 240
 
 
-def hit_json(hit: Hit, arms: dict[str, int] | None = None) -> dict:
-    return {
+def result_uri(hit: Hit) -> str:
+    return uri.make(hit.gem, hit.version, hit.file, hit.line, hit.title)
+
+
+def hit_json(hit: Hit, arms: dict[str, int], explain: dict | None = None) -> dict:
+    item = {
         "gem": hit.gem,
         "version": hit.version,
         "source_type": hit.source_type,
@@ -21,53 +30,118 @@ def hit_json(hit: Hit, arms: dict[str, int] | None = None) -> dict:
         "heading": hit.heading,
         "path": hit.file,
         "line": hit.line,
+        "uri": result_uri(hit),
         "signature": hit.signature,
         "score": round(hit.score, 4),
         "matched": hit.matched,
-        "arms": arms if arms is not None else {"keyword": None},
+        "arms": arms,
         "text": hit.body,
     }
+    if explain is not None:
+        item["explain"] = explain
+    return item
 
 
-def results_json(
-    query: str, hits: list[Hit], scope_size: int, stale: bool, mode: str = "keyword", arms: dict | None = None
-) -> str:
-    """The --json contract. ``arms`` maps a chunk id to its rank in each arm that found it."""
-    ranks = arms or {h.id: {"keyword": i} for i, h in enumerate(hits, start=1)}
-    return json.dumps(
-        {
-            "query": query,
-            "mode": mode,
-            "gems_in_scope": scope_size,
-            "stale": stale,
-            "results": [hit_json(h, ranks.get(h.id, {})) for h in hits],
-        },
-        ensure_ascii=False,
-        indent=2,
-    )
+def reply_data(reply: Reply, options: Options) -> dict:
+    evidence = reply.evidence
+    data = {
+        "query": reply.query,
+        "mode": reply.mode,
+        "gems_in_scope": len(reply.bundle.scope.gems),
+        "stale": reply.bundle.scope.stale,
+        "refused": bool(evidence and evidence.refused),
+        "diagnosis": evidence.diagnosis() if evidence and (evidence.refused or options.explain) else None,
+        "notes": reply.notes,
+        "results": [],
+        "omitted_for_budget": 0,
+    }
+    items = [hit_json(h, reply.arms.get(h.id, {}), reply.explain.get(h.id) if options.explain else None)
+             for h in reply.hits]  # fmt: skip
+    _fit(data, items, options.max_chars, lambda d: len(_dumps(d)), "results")
+    return data
+
+
+def results_json(reply: Reply, options: Options) -> str:
+    return _dumps(reply_data(reply, options))
+
+
+def _dumps(data: dict) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def _fit(data: dict, items: list[dict], budget: int, size, key: str) -> None:
+    """Append items while the whole reply stays within ``budget`` characters."""
+    for index, item in enumerate(items):
+        data[key].append(item)
+        over = size(data) - budget
+        if over <= 0:
+            continue
+        if index == 0 and len(item["text"]) > over:
+            item["text"] = item["text"][: len(item["text"]) - over - 1] + "…"
+            item["text_truncated"] = True
+            continue
+        data[key].pop()
+        data["omitted_for_budget"] = len(items) - index
+        return
+
+
+def results_files(reply: Reply) -> str:
+    lines = []
+    for hit in reply.hits:
+        where = f"{hit.file}:{hit.line}" if hit.file and hit.line else hit.file or f"- {hit.title}"
+        lines.append(f"{hit.gem}@{hit.version} {where}")
+    return "\n".join(dict.fromkeys(lines))
+
+
+def results_text(reply: Reply, options: Options) -> str:
+    if reply.evidence is not None and reply.evidence.refused:
+        return refusal_text(reply)
+    if not reply.hits:
+        return f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"
+    blocks = [_hit_block(n, h, reply.arms.get(h.id), reply.explain.get(h.id)) for n, h in enumerate(reply.hits, 1)]
+    out, used = [], 0
+    for block in blocks:
+        if out and used + len(block) + 1 > options.max_chars:
+            out.append(f"({len(blocks) - len(out)} more results omitted for the --max-chars budget)")
+            break
+        out.append(block)
+        used += len(block) + 1
+    return "\n".join(reply.notes + out)
+
+
+def refusal_text(reply: Reply) -> str:
+    d = reply.evidence.diagnosis()
+    return "\n".join([
+        f"no answer in this bundle ({len(reply.bundle.scope.gems)} gems): {d['reason']}",
+        f"  distinctive terms: {', '.join(d['distinctive']) or '(none)'} · matched: {', '.join(d['matched']) or '(none)'}"
+        + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else ""),
+        f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
+        f"(bar {d['min_concentration']})",
+        f"  {d['hint']}",
+    ])  # fmt: skip
+
+
+def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -> str:
+    found_by = "  (" + ", ".join(f"{arm} #{rank}" for arm, rank in arms.items()) + ")" if arms else ""
+    lines = [f"{number:>2}. [{hit.gem} {hit.version} · {hit.source_type}] {hit.title}{found_by}"]
+    detail = f"    {location(hit)}  {result_uri(hit)}"
+    if hit.signature and hit.source_type == "ri" and hit.kind in ("method", "attribute"):
+        detail += f"\n    {hit.signature.splitlines()[0]}"
+    lines.append(detail)
+    snippet = snippet_of(hit.body, hit.matched)
+    if snippet:
+        lines.append(f"    {snippet}")
+    if explain:
+        fields = ", ".join(f"{k} {v}" for k, v in explain["fields"].items()) or "none"
+        lines.append(f"    explain: score {hit.score:.4f} · matched {', '.join(explain['matched']) or '-'} · "
+                     f"fields {fields} · coverage {explain['coverage']} (x{explain['coverage_factor']})")  # fmt: skip
+    return "\n".join(lines)
 
 
 def location(hit: Hit) -> str:
     if not hit.file:
         return "(no source location)"
     return f"{hit.file}:{hit.line}" if hit.line else hit.file
-
-
-def results_text(hits: list[Hit], arms: dict | None = None) -> str:
-    lines = []
-    for number, hit in enumerate(hits, start=1):
-        found_by = ""
-        if arms and hit.id in arms:
-            found_by = "  (" + ", ".join(f"{arm} #{rank}" for arm, rank in arms[hit.id].items()) + ")"
-        lines.append(f"{number:>2}. [{hit.gem} {hit.version} · {hit.source_type}] {hit.title}{found_by}")
-        detail = f"    {location(hit)}"
-        if hit.signature and hit.source_type == "ri" and hit.kind in ("method", "attribute"):
-            detail += f"  {hit.signature.splitlines()[0]}"
-        lines.append(detail)
-        snippet = snippet_of(hit.body, hit.matched)
-        if snippet:
-            lines.append(f"    {snippet}")
-    return "\n".join(lines)
 
 
 def snippet_of(body: str, matched: list[str]) -> str:

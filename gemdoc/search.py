@@ -22,12 +22,13 @@ contiguous), checked in Python: cheaper than any filter inside MATCH.
 """
 
 import bisect
-import functools
 import heapq
 import math
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 
+from gemdoc import evidence
 from gemdoc import query as q
 from gemdoc.stopwords import ENGLISH
 from gemdoc.store import FTS_COLUMNS, TOKENIZER
@@ -65,8 +66,11 @@ class Hit:
 class Plan:
     """The question as the ranker sees it."""
 
+    terms: list[str]  # the question's terms, stopwords dropped
+    ubiquitous: list[str]  # terms the store uses everywhere
     kept: list[str]  # the terms that count as evidence
-    idf: dict[str, float]
+    idf: dict[str, float]  # every term the store holds; an absent term is not here
+    absent_idf: float  # the rarity of a term the store does not hold
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
 
 
@@ -111,9 +115,15 @@ class Stemmer:
         return found
 
 
-@functools.cache
+_local = threading.local()
+
+
 def _stemmer() -> Stemmer:
-    return Stemmer()
+    """One per thread: SQLite connections stay in the thread that made them (the MCP server
+    runs each tool call in a worker thread)."""
+    if not hasattr(_local, "stemmer"):
+        _local.stemmer = Stemmer()
+    return _local.stemmer
 
 
 def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
@@ -126,7 +136,8 @@ def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
     ubiquitous = [t for t in terms if df[t] > cap]
     kept = [t for t in terms if df[t] and t not in ubiquitous] or ubiquitous
     idf = {t: _idf(total, df[t]) for t in terms if df[t]}
-    return Plan(kept, idf, {t: _postings(conn, t, df[t], total) for t in kept})
+    postings = {t: _postings(conn, t, df[t], total) for t in kept}
+    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings)
 
 
 def _df(conn: sqlite3.Connection, stem: str) -> int:
@@ -153,19 +164,42 @@ def _idf(total: int, df: int) -> float:
     return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
 
 
+@dataclass
+class Found:
+    hits: list[Hit]
+    evidence: evidence.Evidence
+
+
 def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
+    """The ranking alone, without the evidence gate."""
+    return run(conn, text, gems, limit, refuse=False).hits
+
+
+def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10, refuse: bool = True) -> Found:
+    """Assess the evidence, then (unless refused) rank."""
     scope = Scope(conn, gems)
     if not scope:
-        return []
+        return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
     scores, matched = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
-    _boost_versions(conn, q.versions(text), scope, scores, top)
     ident = q.identifier(text)
-    if ident:
-        _boost_identifier(conn, ident, scope, scores, top)
-    top = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
-    return best_per_citation(fetch(conn, top, scores, matched))[:limit]
+    exact = _boost_identifier(conn, ident, scope, scores, top) if ident else False
+    found = _assess(p, scores, matched, exact)
+    if refuse and found.refused:
+        return Found([], found)
+    _boost_versions(conn, q.versions(text), scope, scores, top)
+    best = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
+    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found)
+
+
+def _assess(p: Plan, scores: dict[int, float], matched: dict[int, list[str]], exact: bool) -> evidence.Evidence:
+    rarity = {t: p.idf.get(t, p.absent_idf) for t in p.terms}
+    in_bundle = {t for r in scores for t in matched.get(r, ())} | {t for t in p.ubiquitous if t in p.idf}
+    distinctive = [t for t in p.terms if t not in p.ubiquitous]
+    total = sum(rarity[t] for t in distinctive) or 1.0
+    best = max((sum(rarity[t] for t in matched.get(r, ()) if t in distinctive) for r in scores), default=0.0)
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, best / total, exact)
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]]]:
@@ -195,15 +229,45 @@ def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, 
                 scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
 
 
-def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict, top: float) -> None:
-    """An API named exactly comes first; a documented entry before an empty reopening of it."""
+def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict, top: float) -> bool:
+    """An API named exactly comes first; a documented entry before an empty reopening of it.
+    True when the bundle holds the API under exactly the name asked."""
     rows = conn.execute(
         "SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name]
     ).fetchall()
+    exact = False
     for rowid, title, documented in rows:
         if rowid in scope:
+            exact = exact or title in ident.full_names
             bonus = EXACT_BONUS if title in ident.full_names else NAME_BONUS
             scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
+    return exact
+
+
+def explain(conn: sqlite3.Connection, text: str, hits: list[Hit]) -> dict[int, dict]:
+    """Per hit: the question's terms it holds, each field's bm25 share, and the coverage factor."""
+    total = conn.execute("SELECT coalesce(sum(chunks), 1) FROM gems WHERE state = 'complete'").fetchone()[0]
+    p = plan(conn, text, total)
+    ids = [h.id for h in hits]
+    fields: dict[int, dict[str, float]] = {i: {} for i in ids}
+    if p.kept:
+        marks = ",".join("?" * len(ids))
+        for column in FTS_COLUMNS:
+            weights = ", ".join(str(WEIGHTS[c]) if c == column else "0" for c in FTS_COLUMNS)
+            rows = conn.execute(
+                f"SELECT rowid, -bm25(chunks_fts, {weights}) FROM chunks_fts "
+                f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+                [q.any_of(p.kept), *ids],
+            )
+            for rowid, value in rows:
+                fields[rowid][column] = round(value, 4)
+    kept_idf = sum(p.idf[t] for t in p.kept) or 1.0
+    out = {}
+    for hit in hits:
+        share = sum(p.idf.get(t, 0.0) for t in hit.matched if t in p.kept) / kept_idf
+        out[hit.id] = {"matched": hit.matched, "fields": fields.get(hit.id, {}), "coverage": round(share, 4),
+                       "coverage_factor": round(share**COVERAGE_POWER, 4)}  # fmt: skip
+    return out
 
 
 def fetch(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict) -> list[Hit]:

@@ -164,15 +164,15 @@ class Writer:
         return "updated" if prior and prior[0] == "complete" else "indexed"
 
     def _span(self, record: GemRecord) -> dict:
-        """The rowid range of a gem's chunks: contiguous, because one locked writer inserts them
-        in one transaction. Search relies on it, so it is checked rather than assumed."""
+        """The rowid range and count of a gem's chunks: contiguous, because one locked writer inserts
+        them in one transaction. Search relies on it, so it is checked rather than assumed."""
         first, last, count = self.db.execute(
             "SELECT min(id), max(id), count(*) FROM chunks WHERE gem = ? AND version = ?",
             [record.name, record.version],
         ).fetchone()
         if count and last - first + 1 != count:
             raise StoreError(f"chunks of {record.name} {record.version} are not contiguous: run `gemdoc reindex`")
-        return {"first_id": first, "last_id": last}
+        return {"first_id": first, "last_id": last, "chunks": count}
 
     def mark(self, record: GemRecord) -> None:
         """Record a failed or skipped gem without touching chunks a previous run stored."""

@@ -68,11 +68,12 @@ def test_embed_is_incremental_and_records_identity(bundle):
 
 def test_paraphrase_found_by_vectors_and_fused(bundle):
     embed.embed_project(bundle)
-    result = cli("query", "--json", "--project", str(bundle), "stop the process when the OS sends a signal")
+    # five chunks hold almost none of these words: the evidence gate would refuse, so it is lifted
+    result = cli("query", "--json", "--no-refusal", "--project", str(bundle), "stop the process when the OS sends a signal")
     data = json.loads(result.stdout)
     assert data["mode"] == "hybrid" and data["results"][0]["title"] == "Signal::trap"
     assert data["results"][0]["arms"]["vector"] == 1
-    vs = json.loads(cli("vsearch", "--json", "--project", str(bundle), "wait until an item arrives").stdout)
+    vs = json.loads(cli("vsearch", "--json", "--no-refusal", "--project", str(bundle), "wait until an item arrives").stdout)
     assert vs["mode"] == "vector" and vs["results"][0]["title"] == "Queue#pop"
     typed = json.loads(cli("query", "--json", "--project", str(bundle), "lex: squeeze").stdout)
     assert typed["results"][0]["title"] == "String#squeeze" and set(typed["results"][0]["arms"]) == {"keyword"}

@@ -127,3 +127,23 @@ def test_identifier_recognition():
 
 def test_version_numbers_are_phrases():
     assert query.versions("what changed in rake 13.0.6 or 7.1.rc2") == ["13 0 6", "7 1 rc2"]
+
+
+def test_search_runs_in_any_thread(conn):
+    """The MCP server answers each call in a worker thread; per-thread state must not leak across."""
+    import threading
+
+    errors = []
+
+    def ask():
+        try:
+            connection = store.connect(paths.store_path())
+            assert searcher.search(connection, "nested query", SCOPE)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    for _ in range(2):
+        worker = threading.Thread(target=ask)
+        worker.start()
+        worker.join()
+    assert searcher.search(conn, "nested query", SCOPE) and not errors, errors

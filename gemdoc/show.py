@@ -1,0 +1,56 @@
+"""`gemdoc show URI`: the chunk a result's URI names, or the source lines around its location."""
+
+import sqlite3
+from pathlib import Path
+
+from gemdoc.errors import GemdocError
+from gemdoc.uri import Address
+
+CONTEXT = 12  # source lines shown on each side of a location
+MAX_CONTEXT = 200
+
+
+def find_chunk(conn: sqlite3.Connection, address: Address) -> sqlite3.Row | None:
+    columns = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
+    if address.line is not None:
+        sql, args = "file = ? AND line = ?", [address.path, address.line]
+    elif address.path:
+        sql, args = "file = ? AND title = ?", [address.path, address.title]
+    else:
+        sql, args = "file IS NULL AND title = ?", [address.title]
+    return conn.execute(
+        f"SELECT {columns} FROM chunks WHERE gem = ? AND version = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
+        [address.gem, address.version, *args],
+    ).fetchone()
+
+
+def gem_root(conn: sqlite3.Connection, address: Address) -> Path:
+    row = conn.execute("SELECT root FROM gems WHERE name = ? AND version = ?", [address.gem, address.version]).fetchone()
+    if row is None:
+        raise GemdocError(f"{address.gem} {address.version} is not in the index: check the URI, or `gemdoc index`")
+    return Path(row[0])
+
+
+def source_lines(conn: sqlite3.Connection, address: Address, line: int | None, context: int) -> str:
+    """Lines ``line - context .. line + context`` of the installed file, numbered."""
+    if not address.path:
+        raise GemdocError("this result has no source file to show")
+    root = gem_root(conn, address)
+    path = (root / address.path).resolve()
+    if not path.is_relative_to(root.resolve()) or not path.is_file():
+        raise GemdocError(f"{address.path} is not a file of {address.gem} {address.version} (looked in {root})")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    context = max(0, min(context, MAX_CONTEXT))
+    centre = min(max(line or 1, 1), max(len(lines), 1))
+    start, end = max(1, centre - context), min(len(lines), centre + context)
+    width = len(str(end))
+    body = [f"{'>' if n == line else ' '}{n:>{width}}  {lines[n - 1]}" for n in range(start, end + 1)]
+    return f"{address.gem} {address.version} {address.path}:{start}-{end}\n" + "\n".join(body)
+
+
+def chunk_text(row: sqlite3.Row, uri: str) -> str:
+    where = f"{row['file']}:{row['line']}" if row["file"] and row["line"] else row["file"] or "(no source location)"
+    head = [f"{row['title']}", f"{row['gem']} {row['version']} · {row['source_type']} · {where}", uri]
+    if row["signature"] and row["source_type"] == "ri":
+        head.append(row["signature"])
+    return "\n".join(head) + "\n\n" + row["body"].strip()

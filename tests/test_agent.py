@@ -1,0 +1,195 @@
+"""The agent surface: refusal, output options, URIs and `show`, the skill, and the MCP server
+driven through a real MCP client session. The store is filled directly (no Ruby needed) and
+embedded with the real fastembed and the small model in ../shared/models."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from gemdoc import embed, lockfile, paths, skills, uri
+from gemdoc.chunks import Chunk
+from gemdoc.cli import main
+from gemdoc.store import GemRecord, Writer
+
+ROOT = Path(__file__).resolve().parent.parent
+INT8 = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx-int8"
+SOURCE = "module Retry\n" + "".join(f"  # line {n}\n" for n in range(2, 40)) + "  def retry_on(error, attempts: 5)\n  end\nend\n"
+DOCS = [
+    ("Retry#retry_on", "Retries the job when the given error is raised, up to attempts times, waiting between tries.",
+     "lib/retry.rb", 40),
+    ("Retry#discard_on", "Discards the job without retrying when the given error is raised.", "lib/retry.rb", None),
+    ("Queue#push", "Pushes a job onto the queue so a worker picks it up later.", None, None),
+] + [(f"Filler#m{i}", f"Filler method number {i} documents nothing about jobs.", "lib/filler.rb", i) for i in range(1, 60)]
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMDOC_MODEL_DIR", str(INT8))
+    gem_root = tmp_path / "gems" / "retrier-2.0.0"
+    (gem_root / "lib").mkdir(parents=True)
+    (gem_root / "lib" / "retry.rb").write_text(SOURCE)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "Gemfile.lock").write_text("GEM\n  specs:\n    retrier (2.0.0)\n\nDEPENDENCIES\n  retrier\n")
+    chunks = [Chunk("ri", t, t, body, f, line, "", "method", t.split("#")[-1]) for t, body, f, line in DOCS]
+    chunks.append(Chunk("readme", "Retrier > Usage", "Retrier > Usage", "Call retry_on in a job class. " * 200,
+                        "README.md", 3, kind="section", name="usage"))  # fmt: skip
+    writer = Writer(paths.store_path())
+    writer.replace_gem(GemRecord("retrier", "2.0.0", str(gem_root), "gem", "d1", "complete"), chunks)
+    writer.record_project(str(app.resolve()), lockfile.load(app / "Gemfile.lock").sha256, "direct",
+                          [("retrier", "2.0.0")], True)  # fmt: skip
+    writer.close()
+    embed.embed_project(app.resolve())
+    return app.resolve()
+
+
+def reply(*args) -> dict:
+    result = cli(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+ABSENT = "train a neural network on gpu tensors"
+
+
+@pytest.mark.parametrize("command", ["search", "query", "vsearch"])
+def test_no_evidence_means_no_results_and_a_diagnosis(project, command):
+    data = reply(command, "-C", str(project), ABSENT)
+    assert data["results"] == [] and data["refused"] is True
+    diagnosis = data["diagnosis"]
+    assert diagnosis["reason"] == "no_query_term_in_index" and diagnosis["hint"]
+    assert {"distinctive", "matched", "ubiquitous", "coverage", "concentration", "min_coverage",
+            "min_concentration"} <= set(diagnosis)  # fmt: skip
+    text = cli(command, "-C", str(project), ABSENT).output
+    assert "no answer in this bundle" in text and "coverage" in text
+    partial = "retry a neural network job on gpu tensors"
+    assert reply(command, "-C", str(project), partial)["diagnosis"]["reason"] == "too_little_of_the_query_matched"
+    assert reply(command, "-C", str(project), "--no-refusal", partial)["results"]  # the gate, not an empty index
+
+
+def test_scattered_words_are_refused_but_a_named_api_is_not(project):
+    scattered = reply("search", "-C", str(project), "push a filler error")  # every word, never together
+    assert scattered["refused"] and scattered["diagnosis"]["reason"] == "matched_terms_are_scattered"
+    named = reply("search", "-C", str(project), "Retry#retry_on")
+    assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
+    assert named["diagnosis"] is None
+    hybrid = reply("query", "-C", str(project), "Retry#retry_on")
+    assert hybrid["mode"] == "hybrid" and hybrid["results"][0]["title"] == "Retry#retry_on"
+
+
+def test_files_explain_min_score(project):
+    files = cli("search", "-C", str(project), "--files", "retry up to a number of attempts")
+    lines = files.stdout.splitlines()
+    assert lines[0] == "retrier@2.0.0 lib/retry.rb:40"
+    explained = reply("query", "-C", str(project), "--explain", "retry up to a number of attempts")
+    top = explained["results"][0]
+    assert set(top["arms"]) == {"keyword", "vector"} and top["explain"]["fields"]["title"] > 0
+    assert "retry" in top["explain"]["matched"] and 0 < top["explain"]["coverage"] <= 1
+    assert "explain: score" in cli("search", "-C", str(project), "--explain", "retry error").stdout
+    scores = [r["score"] for r in reply("search", "-C", str(project), "retry error job")["results"]]
+    cut = reply("search", "-C", str(project), "--min-score", str(scores[0]), "retry error job")["results"]
+    assert [r["score"] for r in cut] == [s for s in scores if s >= scores[0]]
+
+
+def test_the_reply_fits_its_budget(project):
+    full = reply("search", "-C", str(project), "-n", "20", "--no-refusal", "filler method", "--max-chars", "200000")
+    assert full["omitted_for_budget"] == 0 and len(full["results"]) > 3
+    small = cli("search", "-C", str(project), "-n", "20", "--no-refusal", "filler method", "--json", "--max-chars", "1500")
+    data = json.loads(small.stdout)
+    assert len(small.stdout.rstrip("\n")) <= 1500
+    assert data["omitted_for_budget"] == len(full["results"]) - len(data["results"]) > 0
+    tiny = json.loads(cli("search", "-C", str(project), "call retry_on in a job class", "--json", "--max-chars", "900").stdout)
+    assert tiny["results"][0].get("text_truncated") is True
+    default = cli("query", "-C", str(project), "-n", "100", "--no-refusal", "filler method", "--json").stdout
+    assert len(default.rstrip("\n")) <= 12_000
+
+
+def test_every_uri_shows_its_chunk(project):
+    for result in reply("search", "-C", str(project), "-n", "5", "--no-refusal", "retry job queue")["results"]:
+        shown = cli("show", result["uri"])
+        assert shown.exit_code == 0 and shown.stdout.startswith(result["title"]), (result["uri"], shown.output)
+    source = cli("show", "--source", "--context", "2", uri.make("retrier", "2.0.0", "lib/retry.rb", 40, "x"))
+    assert ">40    def retry_on(error, attempts: 5)" in source.stdout and len(source.stdout.splitlines()) == 6
+    by_title = cli("show", "--source", uri.make("retrier", "2.0.0", "lib/retry.rb", None, "Retry#discard_on"))
+    assert by_title.exit_code == 1 and "has no source line" in by_title.output
+    for bad, fragment in (("gemdoc://nope@1.0/lib/x.rb#L1", "not in the index"), ("http://x", "not a gemdoc URI"),
+                          (uri.make("retrier", "2.0.0", "../../etc/passwd", 1, "x"), "not a file of")):  # fmt: skip
+        result = cli("show", bad)
+        assert result.exit_code == 1 and fragment in result.output and "Traceback" not in result.output
+
+
+def test_hostile_input_is_cut_or_saturated(project):
+    long = reply("search", "-C", str(project), "retry " * 2000)
+    assert long["notes"] == ["query truncated to its first 2000 characters"]
+    assert len(reply("search", "-C", str(project), "-n", "999999", "retry")["results"]) <= 100
+    assert cli("search", "-C", str(project), "--max-chars", "-5", "retry").exit_code == 0
+
+
+def test_skill_install_project_and_global(tmp_path):
+    assert cli("skill", "install", "-C", str(tmp_path)).exit_code == 0
+    for directory in skills.SKILL_DIRS:
+        assert (tmp_path / directory / "SKILL.md").read_text() == (ROOT / "SKILL.md").read_text()
+    assert "unchanged" in cli("skill", "install", "-C", str(tmp_path)).stdout
+    assert cli("skill", "install", "--global").exit_code == 0
+    assert (Path(os.environ["HOME"]) / ".claude" / "skills" / "gemdoc" / "SKILL.md").is_file()
+
+
+async def _mcp_session(project: Path) -> dict:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {k: os.environ[k] for k in ("GEMDOC_HOME", "GEMDOC_MODEL_DIR", "HOME", "PATH")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gemdoc", "mcp"], env=env, cwd=str(project))
+    out: dict = {}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            out["tools"] = {t.name for t in (await session.list_tools()).tools}
+
+            async def call(name, **args):
+                return json.loads((await session.call_tool(name, args)).content[0].text)
+
+            out["search"] = await call("search", query="retry up to a number of attempts", n=3)
+            out["query"] = await call("query", query="retry up to a number of attempts", n=3)
+            out["refused"] = await call("query", query=ABSENT)
+            out["show"] = await call("show", uri=out["search"]["results"][0]["uri"])
+            out["status"] = await call("status")
+            out["hostile"] = [
+                await call("search", query="x" * 100_000, n=-5, max_chars=10**9),
+                await call("show", uri="gemdoc://nope@0/x#L1"),
+                await call("show", uri="garbage"),
+                await call("show", uri=out["search"]["results"][0]["uri"], source=True, context=10**9),
+            ]
+            out["after"] = await call("search", query="Retry#retry_on", n=1)
+    return out
+
+
+def test_mcp_server_through_a_real_client_session(project):
+    out = anyio.run(_mcp_session, project)
+    assert out["tools"] == {"search", "query", "show", "status"}
+    assert out["search"] == reply("search", "-C", str(project), "-n", "3", "retry up to a number of attempts")
+    assert out["query"]["mode"] == "hybrid" and out["query"]["results"][0]["title"] == "Retry#retry_on"
+    assert out["refused"]["refused"] is True and out["refused"]["results"] == []
+    assert out["show"]["text"].startswith("Retry#retry_on")
+    assert out["status"]["indexed"] is True and out["status"]["project"] == str(project)
+    search, unknown, garbage, source = out["hostile"]
+    assert search.get("notes") and len(search["results"]) <= 1, search
+    assert "not in the index" in unknown["error"] and "not a gemdoc URI" in garbage["error"]
+    assert "def retry_on" in source["text"]
+    assert out["after"].get("results", [{}])[0].get("title") == "Retry#retry_on", out["after"]  # the session survived
+
+
+def test_mcp_without_the_package_is_one_line(tmp_path):
+    code = "import sys; sys.modules['mcp'] = None; from gemdoc.cli import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, "mcp"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.strip() == "gemdoc: `gemdoc mcp` needs the mcp package: pip install 'gemdoc[mcp]'"

@@ -30,15 +30,17 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
+        *_refusal(load("refusal")),
         *_indexing(example, corpus),
         *_hook(load("hook")),
         *_latency(latency),
         *_vectors(vec),
+        *_mcp(load("mcp")),
         *_locations(ruler),
     ]
     return "\n".join(parts).rstrip() + "\n"
@@ -71,9 +73,10 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
         lines += [
             "",
             f"With this model, hybrid `query` ranks the accepted answer first {hybrid:.3f} of the time, {verdict} "
-            f"keyword `search` ({keyword:.3f}): its vector arm finds plausible neighbours (other gems' retry, pool "
-            "or cache APIs) ahead of the accepted entry, and equal-weight fusion passes them on. `search` is what "
-            "SKILL.md tells agents to try first.",
+            f"keyword `search` ({keyword:.3f}); on how-to questions the two are close "
+            f"(MRR {r['arms']['query']['by_kind']['howto']['mrr']:.3f} against {s['by_kind']['howto']['mrr']:.3f}). "
+            "Its vector arm finds plausible neighbours (other gems' retry, pool or cache APIs) ahead of the accepted "
+            "entry, and equal-weight fusion passes them on.",
         ]
     f, gf = s["file_level"], g["file_level"]
     lines += [
@@ -88,13 +91,56 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
         f"| grep loop ({g['files']:,} indexed files) | {gf['hit@1']:.3f} | {gf['hit@3']:.3f} | {gf['mrr']:.3f} | {g['payload_chars']:,} |",
         "",
         f"Plain `ri NAME` answers {r['ri']['answered']} of the {r['ri']['identifier_questions']} identifier questions: "
-        "`bundle install` generates no ri. Silence is the share of absent questions answered with nothing; every arm "
-        "ranks whatever is nearest (refusing without evidence is not built yet). The grep loop takes the question's "
+        "`bundle install` generates no ri. Silence is the share of absent questions answered with nothing (the "
+        "evidence gate, below, applies to every arm). The largest default `--json` reply of any arm on these "
+        f"questions is {max(g['largest_reply_chars'] for _, g in ordered):,} characters (budget 12,000). The grep loop takes the question's "
         "words minus those in over 10% of the indexed files, one substring search each, and ranks files by how many "
         "distinct words hit.",
         "",
     ]
     return lines
+
+
+def _refusal(r: dict) -> list[str]:
+    ungated = r["ungated"]
+    lines = [
+        "### Refusal bars (`benchmarks/refusal_bars.py`)",
+        "",
+        f"Keyword arm, same bundle; what each pair of bars costs on the {r['questions']['known']} known-answer "
+        f"questions next to the silence it buys on the {r['questions']['absent']} absent ones (ungated: hit@1 "
+        f"{ungated['hit@1']:.3f}, MRR {ungated['mrr']:.3f}, silence {ungated['silence']:.3f}):",
+        "",
+        "| min coverage | min concentration | hit@1 | cost | MRR | silence |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in r["rows"]:
+        if row["min_coverage"] in (0.0, 0.5, 0.85, 1.0) and row["min_concentration"] in (0.0, 0.5, 0.6, 0.65, 0.7):
+            mark = " **(shipped)**" if row["shipped"] else ""
+            lines.append(
+                f"| {row['min_coverage']} | {row['min_concentration']}{mark} | {row['hit@1']:.3f} | "
+                f"{row['hit@1'] - ungated['hit@1']:+.3f} | {row['mrr']:.3f} | {row['silence']:.3f} |"
+            )
+    lines += [
+        "",
+        "The shipped pair is the one with the most silence at no cost in hit@1 on this ruler. Every known answer "
+        "ranked first holds at least 0.6 of its question's rarity in one chunk; it is fitted on these questions, "
+        "so expect some cost on questions phrased far from the docs (`--no-refusal` ranks anyway).",
+        "",
+    ]
+    return lines
+
+
+def _mcp(m: dict) -> list[str]:
+    q, s = m["query"], m["search"]
+    return [
+        "### MCP server (`benchmarks/mcp_latency.py`)",
+        "",
+        f"`gemdoc mcp` on the benchmark bundle ({m['fingerprint']['chunks']:,} chunks, vectors embedded), driven by a "
+        f"real MCP client over stdio, warm: the `query` tool (hybrid) answers in {q['median_ms']:.1f} ms median "
+        f"(p95 {q['p95_ms']:.1f} ms) round trip, `search` in {s['median_ms']:.1f} ms (p95 {s['p95_ms']:.1f} ms), "
+        f"over the {q['n']} known-answer questions.",
+        "",
+    ]
 
 
 def _indexing(example: dict, corpus: dict) -> list[str]:

@@ -22,13 +22,14 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from gemdoc import embed, hybrid, indexer, models, paths, project, render, store, vectors  # noqa: E402
+from gemdoc import ask, embed, indexer, models, paths, project, render, store, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 from gemdoc.embedder import Embedder  # noqa: E402
 
 KINDS = ("howto", "api", "identifier", "version")
 LOCATION_GEMS = ("rake", "rack", "activerecord")  # the share of ri methods given a file:line
 LIMIT = 10
+OPTIONS = ask.Options(limit=LIMIT)  # what the CLI does by default, refusal and budget included
 GREP_UBIQUITOUS = 0.10  # a word in more than this share of the indexed files is "everywhere"
 
 
@@ -96,47 +97,43 @@ def metrics(ranks: list[int | None]) -> dict:
 
 
 def grade(conn, scope, known, absent, ranker) -> dict:
-    """One arm on every question: ``ranker(text)`` returns (hits, arms) like the CLI's reply."""
-    by_kind, all_ranks, misses, payload = defaultdict(list), [], [], 0
+    """One arm on every question: ``ranker(text)`` returns the reply the CLI would print."""
+    by_kind, all_ranks, misses, payload, largest = defaultdict(list), [], [], 0, 0
     file_ranks = []
     versions = dict(scope)
     for question in known:
-        hits, mode, arms = ranker(question["q"])
-        payload += len(render.results_json(question["q"], hits, len(scope), False, mode, arms))
+        reply = ranker(question["q"])
+        hits = reply.hits
+        size = len(render.results_json(reply, OPTIONS))
+        payload, largest = payload + size, max(largest, size)
         rank = rank_of(question, hits)
         by_kind[question["kind"]].append(rank)
         all_ranks.append(rank)
         file_ranks.append(_file_rank(answer_files(conn, question, versions), [f"{h.gem}/{h.file}" for h in hits]))
         if rank != 1:
             misses.append({"q": question["q"], "rank": rank, "top": hits[0].title if hits else None})
-    silent = sum(1 for q in absent if not ranker(q)[0])
+    silent = sum(1 for q in absent if not ranker(q).hits)
     return {
         "overall": metrics(all_ranks),
         "by_kind": {k: metrics(by_kind[k]) for k in KINDS if by_kind[k]},
         "file_level": metrics(file_ranks),
         "silence": round(silent / (len(absent) or 1), 3),
         "payload_chars": payload,
+        "largest_reply_chars": largest,
         "misses": misses,
     }
 
 
-def arms(conn, scope) -> dict:
-    """The rankers to grade: keyword always; vector and hybrid when the bundle has vectors."""
-    rankers = {"search": lambda text: (searcher.search(conn, text, scope, LIMIT), "keyword", None)}
-    if not vectors.any_embedded(conn, scope):
+def arms(bundle: ask.Bundle) -> dict:
+    """The rankers to grade, each the library call behind its command (refusal included):
+    keyword always; vector and hybrid when the bundle has vectors."""
+    rankers = {"search": lambda text: ask.keyword(bundle, text, OPTIONS)}
+    if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
         return rankers
     embedder = Embedder(models.configured())
-    matrix = vectors.Matrix(conn, scope)
-
-    def ranked(prefix: str):
-        def rank(text: str):
-            reply = hybrid.query(conn, prefix + text, scope, LIMIT, embedder, matrix)
-            return reply.hits, reply.mode, reply.arms
-
-        return rank
-
-    rankers["vsearch"] = ranked("vec: ")
-    rankers["query"] = ranked("")
+    matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
+    rankers["vsearch"] = lambda text: ask.semantic(bundle, text, OPTIONS, embedder, matrix, vector_only=True)
+    rankers["query"] = lambda text: ask.semantic(bundle, text, OPTIONS, embedder, matrix, vector_only=False)
     return rankers
 
 
@@ -223,7 +220,7 @@ def cli_agrees(project_dir: Path, conn, scope, question: str) -> bool:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     cli = [(r["gem"], r["title"]) for r in json.loads(done.stdout)["results"]]
-    lib = [(h.gem, h.title) for h in searcher.search(conn, question, scope, LIMIT)]
+    lib = [(h.gem, h.title) for h in ask.keyword(ask.open_bundle(project_dir.resolve()), question, OPTIONS).hits]
     return cli == lib
 
 
@@ -246,7 +243,8 @@ def run(corpus: str, embed_with: Path | None) -> dict:
     known, absent = load_questions(corpus)
     conn = store.connect(paths.store_path())
     scope = project.scope(conn, project_dir.resolve()).gems
-    graded = {name: grade(conn, scope, known, absent, ranker) for name, ranker in arms(conn, scope).items()}
+    bundle = ask.open_bundle(project_dir.resolve())
+    graded = {name: grade(conn, scope, known, absent, ranker) for name, ranker in arms(bundle).items()}
     result = {
         "corpus": corpus,
         "fingerprint": common.fingerprint(conn, scope),

@@ -67,10 +67,14 @@ def query(
             lists.append(("keyword", hits))
         if kind in (None, "vec", "hyde") and vector_ready:
             lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
-    return _fuse(mode, lists, limit, whole.evidence)
+    one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
+    pinned = whole.hits[0].id if one_keyword_part and whole.hits and whole.hits[0].id in whole.boosted else None
+    return _fuse(mode, lists, limit, whole.evidence, pinned)
 
 
-def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int, gate: Evidence) -> Reply:
+def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = None) -> Reply:
+    """Reciprocal rank fusion; ``pinned`` (the chunk an API name or version in the question
+    names, first in the keyword arm) stays first, as it is in `search`."""
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
     arms: dict[int, dict[str, int]] = {}
@@ -79,9 +83,8 @@ def _fuse(mode: str, lists: list[tuple[str, list[searcher.Hit]]], limit: int, ga
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
-    if gate.exact and lists and lists[0][0] == "keyword" and lists[0][1]:
-        named = lists[0][1][0].id  # the API the question names exactly stays first, as in `search`
-        fused[named] = max(fused.values()) + 1e-6
+    if pinned is not None:
+        fused[pinned] = max(fused.values()) + 1e-6
     order = sorted(fused, key=lambda i: (-fused[i], i))
     result = []
     for chunk_id in order:

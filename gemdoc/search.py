@@ -168,6 +168,7 @@ def _idf(total: int, df: int) -> float:
 class Found:
     hits: list[Hit]
     evidence: evidence.Evidence
+    boosted: set[int] = field(default_factory=set)  # chunks named by the question (an API, a version)
 
 
 def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
@@ -184,13 +185,13 @@ def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit:
     scores, matched = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
-    exact = _boost_identifier(conn, ident, scope, scores, top) if ident else False
-    found = _assess(p, scores, matched, exact)
+    named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
+    found = _assess(p, scores, matched, exact=any(named.values()))
     if refuse and found.refused:
         return Found([], found)
-    _boost_versions(conn, q.versions(text), scope, scores, top)
+    boosted = set(named) | _boost_versions(conn, q.versions(text), scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
-    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found)
+    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found, boosted)
 
 
 def _assess(p: Plan, scores: dict[int, float], matched: dict[int, list[str]], exact: bool) -> evidence.Evidence:
@@ -220,28 +221,33 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
     return scores, matched
 
 
-def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> None:
+def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> set[int]:
     """A version number is an identifier: chunks whose title holds it as a phrase come first."""
+    boosted = set()
     for phrase in phrases:
         rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])
         for (rowid,) in rows:
             if rowid in scope:
                 scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
+                boosted.add(rowid)
+    return boosted
 
 
-def _boost_identifier(conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict, top: float) -> bool:
+def _boost_identifier(
+    conn: sqlite3.Connection, ident: q.Identifier, scope: Scope, scores: dict, top: float
+) -> dict[int, bool]:
     """An API named exactly comes first; a documented entry before an empty reopening of it.
-    True when the bundle holds the API under exactly the name asked."""
+    Returns the boosted chunks, each with whether it is the API under exactly the name asked."""
     rows = conn.execute(
         "SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name]
     ).fetchall()
-    exact = False
+    named = {}
     for rowid, title, documented in rows:
         if rowid in scope:
-            exact = exact or title in ident.full_names
-            bonus = EXACT_BONUS if title in ident.full_names else NAME_BONUS
+            named[rowid] = title in ident.full_names
+            bonus = EXACT_BONUS if named[rowid] else NAME_BONUS
             scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
-    return exact
+    return named
 
 
 def explain(conn: sqlite3.Connection, text: str, hits: list[Hit]) -> dict[int, dict]:

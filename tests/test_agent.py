@@ -85,6 +85,9 @@ def test_scattered_words_are_refused_but_a_named_api_is_not(project):
     assert named["diagnosis"] is None
     hybrid = reply("query", "-C", str(project), "Retry#retry_on")
     assert hybrid["mode"] == "hybrid" and hybrid["results"][0]["title"] == "Retry#retry_on"
+    bare = reply("query", "-C", str(project), "retry_on")  # a method name alone: still first, as in `search`
+    assert bare["results"][0]["title"] == "Retry#retry_on"
+    assert reply("vsearch", "-C", str(project), "Retry#retry_on")["mode"] == "vector"
 
 
 def test_files_explain_min_score(project):

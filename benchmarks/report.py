@@ -78,7 +78,7 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
             "Its vector arm finds plausible neighbours (other gems' retry, pool or cache APIs) ahead of the accepted "
             "entry, and equal-weight fusion passes them on.",
         ]
-    f, gf = s["file_level"], g["file_level"]
+    gf = g["file_level"]
     lines += [
         "",
         "| at file granularity, same questions | hit@1 | hit@3 | MRR | characters returned |",

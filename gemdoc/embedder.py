@@ -1,6 +1,12 @@
 """Text to vectors with fastembed. Imported only by the commands that embed (embed,
 vsearch, query); `gemdoc search` never loads numpy, onnxruntime or fastembed.
 
+`vsearch` and `query` embed one question per process, and importing fastembed alone
+costs about a second (it pulls huggingface_hub, httpx and an image stack). So when the
+model's files are on disk and its pooling is known, a question is embedded by
+``OnnxEncoder`` instead: the same ONNX file and tokenizer run through onnxruntime and
+tokenizers directly, pooled and normalised as fastembed does (a test holds the two equal).
+
 Only `gemdoc embed` may download a model (``allow_download=True``): every other
 caller loads from a local directory or the download cache, with the Hugging Face
 hub switched off, and fails with the remedy when the model is not there.
@@ -22,10 +28,72 @@ class NoModel(GemdocError):
     """The model is not on this machine."""
 
 
+class OnnxEncoder:
+    """fastembed's embedding path for one known model directory, without importing fastembed."""
+
+    def __init__(self, directory: Path, pooling: str):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.directory, self.pooling = directory, pooling
+        onnx = next(f for f in ("model_optimized.onnx", "model.onnx") if (directory / f).is_file())
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(str(directory / onnx), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=_max_context(directory))
+        self.tokenizer.no_padding()
+
+    def embed(self, texts: list[str], batch_size: int = 1) -> Iterator:
+        import numpy as np
+
+        for text in texts:  # one at a time: no padding, so nothing for the pooling to mask
+            ids = np.array([self.tokenizer.encode(text).ids], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(None, feed)[0][0]
+            vector = hidden.mean(axis=0) if self.pooling == "mean" else hidden[0]
+            norm = float(np.linalg.norm(vector)) or 1e-12
+            yield (vector / norm).astype(np.float32)
+
+
+def _max_context(directory: Path) -> int:
+    """The truncation length fastembed uses: the stricter of the tokenizer config's two limits."""
+    import json
+
+    config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    limits = [v for v in (config.get("model_max_length"), config.get("max_length"))
+              if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 1_000_000]  # fmt: skip
+    return min(limits) if limits else 512
+
+
+def _direct_dir(spec: models.ModelSpec) -> Path | None:
+    """The files of the model, when a question can be embedded without fastembed."""
+    if not spec.known or spec.known.pooling not in ("mean", "cls"):
+        return None
+    if spec.model_dir:
+        candidates = [spec.model_dir]
+    else:
+        short = spec.name.split("/")[-1]
+        candidates = list(models.cache_dir().glob(f"*{short}*/snapshots/*"))
+    usable = [d for d in candidates if (d / "tokenizer.json").is_file() and (d / "tokenizer_config.json").is_file()
+              and any((d / f).is_file() for f in ("model_optimized.onnx", "model.onnx"))]  # fmt: skip
+    return usable[0] if len(usable) == 1 else None
+
+
 class Embedder:
     def __init__(self, spec: models.ModelSpec, allow_download: bool = False):
+        """``allow_download`` (only `gemdoc embed`) loads through fastembed; otherwise the
+        model's files are run directly when that is possible (see OnnxEncoder)."""
         self.spec = spec
-        self.model = _load(spec, allow_download)
+        direct = None if allow_download else _direct_dir(spec)
+        if direct:
+            self.model, self.directory = OnnxEncoder(direct, spec.known.pooling), direct
+        else:
+            self.model = _load(spec, allow_download)
+            self.directory = getattr(getattr(self.model, "model", None), "_model_dir", None)
         probe = self.embed_documents(["gemdoc model check"])
         self.dimension = int(probe.shape[1])
         norm = float((probe[0] ** 2).sum()) ** 0.5
@@ -42,8 +110,7 @@ class Embedder:
 
     @property
     def weights_bytes(self) -> int:
-        directory = getattr(getattr(self.model, "model", None), "_model_dir", None)
-        files = sorted(Path(directory).glob("*.onnx")) if directory else []
+        files = sorted(Path(self.directory).glob("*.onnx")) if self.directory else []
         return sum(f.stat().st_size for f in files)
 
     def embed_documents(self, texts: list[str]):

@@ -32,6 +32,14 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
+CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
+
+
+def names_code(text: str) -> bool:
+    """Does the question name code: snake_case, CamelCase, ``::``, ``#method``, ``.method``?"""
+    return bool(CODE.search(text))
+
+
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\w+)+(?![\w.])")
 
 

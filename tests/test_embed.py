@@ -1,7 +1,10 @@
 """Semantic recall with the real fastembed and the small ONNX model in ../shared/models."""
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from click.testing import CliRunner
 from gemdoc import embed, hybrid, lockfile, models, paths, vectors
 from gemdoc.chunks import Chunk
 from gemdoc.cli import main
+from gemdoc.embedder import Embedder
 from gemdoc.errors import GemdocError
 from gemdoc.store import GemRecord, Writer
 
@@ -141,3 +145,36 @@ def test_typed_subqueries_parse():
     assert hybrid.parse("lex: Rack::Utils vec: parse query strings") == [("lex", "Rack::Utils"), ("vec", "parse query strings")]
     assert hybrid.parse("plain question\nhyde: A passage that answers it") == [(None, "plain question"), ("hyde", "A passage that answers it")]
     assert hybrid.parse("no types at all") == [(None, "no types at all")]
+
+
+@pytest.mark.parametrize("model", [INT8, FP32])
+def test_questions_embedded_without_fastembed_equal_fastembeds(model, monkeypatch):
+    """vsearch and query run the model's files directly (fastembed's import costs a second);
+    `gemdoc embed` uses fastembed. The two must give the same vector for a question."""
+    monkeypatch.setenv("GEMDOC_MODEL_DIR", str(model))
+    direct = Embedder(models.configured())
+    through_fastembed = Embedder(models.configured(), allow_download=True)
+    assert type(direct.model).__name__ == "OnnxEncoder" and direct.identity == through_fastembed.identity
+    for text in ["retry a job only three times", "Rack::Utils.escape_html " * 60, "日本語", "", "x"]:
+        a, b = direct.embed_query(text), through_fastembed.embed_query(text)
+        assert float(abs(a - b).max()) < 1e-5, text
+
+
+def _imports_after(command: list[str], env: dict) -> tuple[str, list[str]]:
+    code = (
+        "import sys, runpy, json; sys.argv = ['gemdoc'] + json.loads(sys.argv[1])\n"
+        "try:\n    runpy.run_module('gemdoc', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print([m for m in ('numpy', 'onnxruntime', 'fastembed', 'sqlite_utils') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(command)], capture_output=True, text=True, env=env)
+    *output, imported = done.stdout.strip().splitlines()
+    return "\n".join(output), eval(imported)  # noqa: S307 - our own print of a list of names
+
+
+def test_search_and_query_load_only_what_they_need(bundle):
+    embed.embed_project(bundle)
+    output, imported = _imports_after(["search", "-C", str(bundle), "--no-refusal", "signal handler"], dict(os.environ))
+    assert "Signal::trap" in output and imported == []
+    output, imported = _imports_after(["query", "-C", str(bundle), "--no-refusal", "signal handler"], dict(os.environ))
+    assert "Signal::trap" in output and "fastembed" not in imported and "onnxruntime" in imported

@@ -1,11 +1,14 @@
 """Text to vectors with fastembed. Imported only by the commands that embed (embed,
 vsearch, query); `gemdoc search` never loads numpy, onnxruntime or fastembed.
 
-`vsearch` and `query` embed one question per process, and importing fastembed alone
-costs about a second (it pulls huggingface_hub, httpx and an image stack). So when the
-model's files are on disk and its pooling is known, a question is embedded by
-``OnnxEncoder`` instead: the same ONNX file and tokenizer run through onnxruntime and
-tokenizers directly, pooled and normalised as fastembed does (a test holds the two equal).
+When the model's files are on disk and its pooling is known, text is embedded by
+``OnnxEncoder`` instead of fastembed: the same ONNX file and tokenizer run through
+onnxruntime and tokenizers directly, one text at a time, pooled and normalised as fastembed
+does (a test holds the two equal). Importing fastembed alone costs about a second, which a
+per-question `query` cannot afford, and unpadded texts embed about twice as fast as
+fastembed's padded batches (benchmarks/vector_speed.py); a vector then no longer depends on
+which texts shared its batch. fastembed remains the loader for downloads and for models
+whose pooling gemdoc does not know.
 
 Only `gemdoc embed` may download a model (``allow_download=True``): every other
 caller loads from a local directory or the download cache, with the Hugging Face
@@ -70,7 +73,7 @@ def _max_context(directory: Path) -> int:
 
 
 def _direct_dir(spec: models.ModelSpec) -> Path | None:
-    """The files of the model, when a question can be embedded without fastembed."""
+    """The model's files, when they are on disk and its pooling is known (else fastembed loads it)."""
     if not spec.known or spec.known.pooling not in ("mean", "cls"):
         return None
     if spec.model_dir:
@@ -85,15 +88,17 @@ def _direct_dir(spec: models.ModelSpec) -> Path | None:
 
 class Embedder:
     def __init__(self, spec: models.ModelSpec, allow_download: bool = False):
-        """``allow_download`` (only `gemdoc embed`) loads through fastembed; otherwise the
-        model's files are run directly when that is possible (see OnnxEncoder)."""
+        """The model's files run directly when they are on disk and its pooling is known (see
+        OnnxEncoder); fastembed loads anything else, and downloads (``allow_download``: only
+        `gemdoc embed`)."""
         self.spec = spec
-        direct = None if allow_download else _direct_dir(spec)
-        if direct:
-            self.model, self.directory = OnnxEncoder(direct, spec.known.pooling), direct
-        else:
+        direct = _direct_dir(spec)
+        if direct is None:
             self.model = _load(spec, allow_download)
-            self.directory = getattr(getattr(self.model, "model", None), "_model_dir", None)
+            direct = _direct_dir(spec)  # a download just made the files local
+        if direct is not None:
+            self.model = OnnxEncoder(direct, spec.known.pooling)
+        self.directory = direct or getattr(getattr(self.model, "model", None), "_model_dir", None)
         probe = self.embed_documents(["gemdoc model check"])
         self.dimension = int(probe.shape[1])
         norm = float((probe[0] ** 2).sum()) ** 0.5

@@ -28,13 +28,14 @@ MODELS = common.ROOT.parent.parent / "shared" / "models"
 
 EMBED_SAMPLE = """
 import json, sys, time, resource
+from gemdoc.embed import STEP
 from gemdoc.embedder import Embedder
 from gemdoc.models import ModelSpec
-texts = sorted(json.load(open(sys.argv[2])), key=len)  # as `gemdoc embed` batches them
+texts = sorted(json.load(open(sys.argv[2])), key=len)  # as `gemdoc embed` orders and steps through them
 embedder = Embedder(ModelSpec("sentence-transformers/all-MiniLM-L6-v2", __import__("pathlib").Path(sys.argv[1])))
 start = time.monotonic()
-for i in range(0, len(texts), 64):
-    embedder.embed_documents(texts[i:i + 64])
+for i in range(0, len(texts), STEP):
+    embedder.embed_documents(texts[i:i + STEP])
 seconds = time.monotonic() - start
 print(json.dumps({"chunks": len(texts), "seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """

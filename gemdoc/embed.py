@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemdoc import models, paths, project, store, vectors
-from gemdoc.embedder import BATCH, Embedder
+from gemdoc.embedder import Embedder
 from gemdoc.errors import GemdocError
 from gemdoc.indexer import writer_lock
+
+
+STEP = 256  # chunks embedded and written per transaction; Ctrl-C keeps every finished step
 
 
 @dataclass
@@ -55,12 +58,12 @@ def _embed(writer: store.Writer, embedder: Embedder, gems, force: bool, progress
     else:
         vectors.check_identity(writer.db.conn, embedder.identity)
         writer.reset_vectors(embedder.identity, embedder.dimension, keep=True)
-    # Similar lengths batched together: fastembed pads a batch to its longest text.
+    # Similar lengths together: texts of one token length share the model's batches.
     todo = sorted(vectors.pending(writer.db.conn, gems), key=lambda item: len(item[1]))
     report.already = vectors.embedded(writer.db.conn, gems)
     start = time.monotonic()
-    for offset in range(0, len(todo), BATCH):
-        batch = todo[offset : offset + BATCH]
+    for offset in range(0, len(todo), STEP):
+        batch = todo[offset : offset + STEP]
         report.embedded += _embed_batch(writer, embedder, batch, report)
         report.seconds = time.monotonic() - start
         if progress:

@@ -16,6 +16,7 @@ hub switched off, and fails with the remedy when the model is not there.
 """
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,17 +50,46 @@ class OnnxEncoder:
         self.tokenizer.no_padding()
 
     def embed(self, texts: list[str], batch_size: int = 1) -> Iterator:
+        """Vectors in the order of ``texts``. Texts are never padded: those of one token length
+        share a batch, when the model gives a text the same vector in a batch as alone (an int8
+        model with dynamic quantization does not; it embeds one text at a time)."""
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        size = batch_size if len(ids) > 1 and self.batches_exactly else 1
+        vectors: dict[int, object] = {}
+        for batch in _same_length_batches(ids, size):
+            for index, vector in zip(batch, self._run([ids[i] for i in batch])):
+                vectors[index] = vector
+        return (vectors[i] for i in range(len(ids)))
+
+    def _run(self, batch: list[list[int]]):
         import numpy as np
 
-        for text in texts:  # one at a time: no padding, so nothing for the pooling to mask
-            ids = np.array([self.tokenizer.encode(text).ids], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
-            if "token_type_ids" in self.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self.session.run(None, feed)[0][0]
-            vector = hidden.mean(axis=0) if self.pooling == "mean" else hidden[0]
-            norm = float(np.linalg.norm(vector)) or 1e-12
-            yield (vector / norm).astype(np.float32)
+        ids = np.array(batch, dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(None, feed)[0]
+        pooled = hidden.mean(axis=1) if self.pooling == "mean" else hidden[:, 0]
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.where(norms == 0, 1e-12, norms)).astype(np.float32)
+
+    @functools.cached_property
+    def batches_exactly(self) -> bool:
+        """Does a text get the same vector in a batch as alone? Asked of the model once."""
+        probe = self.tokenizer.encode("gemdoc checks whether batching changes a vector").ids
+        other = [probe[0], *reversed(probe[1:-1]), probe[-1]]
+        alone, together = self._run([probe])[0], self._run([probe, other])[0]
+        return float(abs(alone - together).max()) < 1e-5
+
+
+def _same_length_batches(ids: list[list[int]], size: int) -> Iterator[list[int]]:
+    """Indexes of ``ids`` grouped by token count, at most ``size`` per group."""
+    by_length: dict[int, list[int]] = {}
+    for index, tokens in enumerate(ids):
+        by_length.setdefault(len(tokens), []).append(index)
+    for group in by_length.values():
+        for start in range(0, len(group), size):
+            yield group[start : start + size]
 
 
 def _max_context(directory: Path) -> int:

@@ -181,3 +181,15 @@ def test_search_and_query_load_only_what_they_need(bundle):
     assert "Signal::trap" in output and imported == []
     output, imported = _imports_after(["query", "-C", str(bundle), "--no-refusal", "signal handler"], dict(os.environ))
     assert "Signal::trap" in output and "fastembed" not in imported and "onnxruntime" in imported
+
+
+@pytest.mark.parametrize("model, batches", [(FP32, True), (INT8, False)])
+def test_a_vector_does_not_depend_on_its_batch(model, batches):
+    """Texts of one token length share a batch only when the model gives them the same vector
+    there as alone; the int8 model's dynamic quantization does not, so it embeds one by one."""
+    encoder = embedder.OnnxEncoder(model, "mean")
+    texts = ["one two three", "four five six", "a longer text about retrying jobs", "x", "one two three"]
+    together = list(encoder.embed(texts, batch_size=64))
+    assert encoder.batches_exactly is batches
+    for text, vector in zip(texts, together):
+        assert float(abs(next(iter(encoder.embed([text]))) - vector).max()) < 1e-5, text

@@ -256,3 +256,26 @@ def test_wheel_ships_the_plugin_and_the_shim(tmp_path):
     for shipped in ("gemdoc/plugins/bundler-gemdoc/plugins.rb", "gemdoc/plugins/bundler-gemdoc/lib/bundler_gemdoc.rb",
                     "gemdoc/plugins/bundler-gemdoc/bundler-gemdoc.gemspec", "gemdoc/ruby_shim/mirror.rb"):  # fmt: skip
         assert shipped in names, sorted(names)
+
+
+def test_the_first_explicit_command_trusts_a_project_and_status_does_not(tmp_path):
+    from click.testing import CliRunner
+
+    from gemdoc.cli import main
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "Gemfile.lock").write_text("GEM\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n")
+    runner = CliRunner()
+    runner.invoke(main, ["status", "-C", str(project)])
+    runner.invoke(main, ["hook", "-C", str(project)])
+    assert not trust.verdict(project).trusted
+    runner.invoke(main, ["search", "-C", str(project), "anything"])  # fails (no index), but was asked for
+    assert trust.verdict(project).how == trust.USE
+    listed = runner.invoke(main, ["trust", "list"])
+    assert listed.exit_code == 0 and str(project) in listed.stdout and " use " in listed.stdout
+    assert runner.invoke(main, ["trust", "-C", str(project)]).stdout.startswith("trusted")
+    assert trust.verdict(project).how == trust.EXPLICIT
+    assert runner.invoke(main, ["trust", "revoke", str(project)]).stdout.startswith("revoked")
+    again = runner.invoke(main, ["trust", "revoke", str(project)])
+    assert again.exit_code == 1 and "was not trusted" in again.output

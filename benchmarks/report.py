@@ -115,7 +115,7 @@ def _refusal(r: dict) -> list[str]:
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for row in r["rows"]:
-        if row["min_coverage"] in (0.0, 0.5, 0.85, 1.0) and row["min_concentration"] in (0.0, 0.5, 0.6, 0.65, 0.7):
+        if row["min_coverage"] in (0.0, 0.85) and row["min_concentration"] in (0.0, 0.5, 0.6, 0.65, 0.7):
             mark = " **(shipped)**" if row["shipped"] else ""
             lines.append(
                 f"| {row['min_coverage']} | {row['min_concentration']}{mark} | {row['hit@1']:.3f} | "

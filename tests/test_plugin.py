@@ -246,7 +246,7 @@ def test_trust_gates_the_manifest_model_settings(tmp_path, monkeypatch):
     assert trust.revoke(project) and not trust.verdict(project).trusted and not trust.revoke(project)
 
 
-def test_wheel_ships_the_plugin_and_the_shim(tmp_path):
+def test_wheel_ships_the_plugin_the_shim_and_the_skill(tmp_path):
     shutil.copytree(ROOT, tmp_path / "src", ignore=shutil.ignore_patterns(".git", ".venv", "benchmarks", "*.egg-info"))
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(tmp_path / "src")])
     wheel = next((tmp_path / "dist").glob("gemdoc-*.whl"))
@@ -254,8 +254,10 @@ def test_wheel_ships_the_plugin_and_the_shim(tmp_path):
 
     names = set(zipfile.ZipFile(wheel).namelist())
     for shipped in ("gemdoc/plugins/bundler-gemdoc/plugins.rb", "gemdoc/plugins/bundler-gemdoc/lib/bundler_gemdoc.rb",
-                    "gemdoc/plugins/bundler-gemdoc/bundler-gemdoc.gemspec", "gemdoc/ruby_shim/mirror.rb"):  # fmt: skip
+                    "gemdoc/plugins/bundler-gemdoc/bundler-gemdoc.gemspec", "gemdoc/ruby_shim/mirror.rb",
+                    "gemdoc/SKILL.md"):  # fmt: skip
         assert shipped in names, sorted(names)
+    assert zipfile.ZipFile(wheel).read("gemdoc/SKILL.md").decode() == (ROOT / "SKILL.md").read_text()
 
 
 def test_the_first_explicit_command_trusts_a_project_and_status_does_not(tmp_path):

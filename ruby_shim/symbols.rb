@@ -49,8 +49,7 @@ module GemdocShim
       end
 
       def in_namespace(name)
-        full = name.start_with?("::") ? name.delete_prefix("::") : [*@namespace, name].join("::")
-        @namespace.push(full)
+        @namespace.push(qualified(name))
         yield
       ensure
         @namespace.pop
@@ -60,8 +59,15 @@ module GemdocShim
         @namespace.last
       end
 
+      # The stack holds full names: a nested name extends the innermost one only.
+      def qualified(name)
+        return name.delete_prefix("::") if name.start_with?("::")
+
+        [@namespace.last, name].compact.join("::")
+      end
+
       def namespace(kind, name, line, end_line)
-        full = name.start_with?("::") ? name.delete_prefix("::") : [*@namespace, name].join("::")
+        full = qualified(name)
         add(kind, full.rpartition("::").first, full.split("::").last, false, line, end_line)
       end
 

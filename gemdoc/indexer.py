@@ -123,7 +123,8 @@ def index_project(
 
 
 def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool) -> bool:
-    """The manifest and the store must both say this exact lockfile was indexed in this scope.
+    """The manifest and the store must both say this exact lockfile was indexed in this scope,
+    by this version of the extraction.
 
     The store is asked too, because a `.gemdoc.yml` checked in by someone else
     says nothing about what *this* machine's store holds.
@@ -136,12 +137,12 @@ def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         row = conn.execute(
-            "SELECT lockfile_sha256, scope, complete FROM projects WHERE path = ?", [str(project)]
+            "SELECT lockfile_sha256, scope, complete, extractor FROM projects WHERE path = ?", [str(project)]
         ).fetchone()
         conn.close()
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError:  # also a store written before the extractor column existed
         return False
-    return row == (lock.sha256, scope, 1)
+    return row == (lock.sha256, scope, 1, EXTRACTOR_VERSION)
 
 
 def writer_lock():
@@ -296,7 +297,7 @@ def _stored_versions(gems: list[lockfile.LockedGem]) -> list[tuple[str, str]]:
 def _record(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, gems, complete: bool) -> None:
     writer = Writer(paths.store_path())
     try:
-        writer.record_project(str(project), lock.sha256, scope, gems, complete)
+        writer.record_project(str(project), lock.sha256, scope, gems, complete, EXTRACTOR_VERSION)
     finally:
         writer.close()
     manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))

@@ -193,17 +193,20 @@ class Writer:
         return row[2] if row and row[0] == "failed" and row[1] == digest else None
 
     def record_project(
-        self, path: str, lockfile_sha256: str, scope: str, gems: list[tuple[str, str]], complete: bool
+        self, path: str, lockfile_sha256: str, scope: str, gems: list[tuple[str, str]], complete: bool,
+        extractor: str = "",
     ) -> None:
-        """What a project may search. ``complete`` (every gem settled) is what lets the next
-        `gemdoc index` with the same lockfile be a no-op."""
+        """What a project may search. ``complete`` (every gem settled) and ``extractor`` (the
+        extraction version its gems were read with) are what let the next `gemdoc index` with
+        the same lockfile be a no-op."""
         with self.db.atomic():
             self.db["projects"].upsert(
                 {
                     "path": path, "lockfile_sha256": lockfile_sha256, "scope": scope,
                     "gems": json.dumps(gems), "complete": int(complete), "indexed_at": time.time(),
+                    "extractor": extractor,
                 },
-                pk="path",
+                pk="path", alter=True,
             )  # fmt: skip
 
     def reset_vectors(self, identity: str, dimension: int, keep: bool = False) -> None:

@@ -247,3 +247,15 @@ def test_path_source_is_indexed_from_its_directory(tmp_path, monkeypatch):
     assert outcomes(report)["gemdoc_fixture"].outcome == "indexed"
     conn = sqlite3.connect(paths.store_path())
     assert conn.execute("SELECT root FROM gems WHERE name = 'gemdoc_fixture'").fetchone()[0] == str(source)
+
+
+def test_a_new_extraction_version_rereads_an_unchanged_lockfile(example_project, monkeypatch):
+    """Upgrading gemdoc to one that extracts differently must not leave the old chunks behind
+    an `unchanged` lockfile."""
+    first = indexer.index_project(example_project)
+    assert not first.unchanged_lockfile and first.count("indexed")
+    assert indexer.index_project(example_project).unchanged_lockfile
+    monkeypatch.setattr(indexer, "EXTRACTOR_VERSION", "test-next")
+    again = indexer.index_project(example_project)
+    assert not again.unchanged_lockfile and again.count("updated") == first.count("indexed")
+    assert indexer.index_project(example_project).unchanged_lockfile

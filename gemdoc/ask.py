@@ -9,6 +9,7 @@ from gemdoc import hybrid, paths, project, store, uri
 from gemdoc import query as q
 from gemdoc import search as searcher
 from gemdoc.errors import GemdocError
+from gemdoc.evidence import Evidence
 
 DEFAULT_MAX_CHARS = 12_000  # the whole reply; fits an agent's context with room to spare
 MAX_CHARS_BOUNDS = (500, 200_000)
@@ -42,7 +43,7 @@ class Reply:
     mode: str
     hits: list[searcher.Hit]
     arms: dict
-    evidence: object
+    evidence: Evidence
     bundle: Bundle
     notes: list[str] = field(default_factory=list)
     explain: dict[int, dict] = field(default_factory=dict)

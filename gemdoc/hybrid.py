@@ -25,7 +25,7 @@ TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
 
 
 @dataclass
-class Reply:
+class Fused:
     mode: str  # hybrid | keyword | vector
     hits: list[searcher.Hit]
     arms: dict[int, dict[str, int]] = field(default_factory=dict)  # chunk id -> {arm: rank}
@@ -54,7 +54,7 @@ def vector_hits(conn, matrix: vectors.Matrix, embedder, text: str, as_document: 
 
 def query(
     conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None, refuse: bool = True
-) -> Reply:
+) -> Fused:
     """Hybrid when a model and vectors are there; the keyword arm alone, saying so, when not.
 
     The evidence gate applies to every arm: a model always finds a nearest neighbour, so the
@@ -64,7 +64,7 @@ def query(
     mode = "keyword" if not vector_ready else "hybrid" if any(k in (None, "lex") for k, _ in parts) else "vector"
     whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH, refuse=refuse)
     if whole.evidence.refused and refuse:
-        return Reply(mode, [], {}, whole.evidence)
+        return Fused(mode, [], {}, whole.evidence)
     lists: list[tuple[str, list[searcher.Hit]]] = []
     for kind, body in parts:
         if kind in (None, "lex"):
@@ -78,7 +78,7 @@ def query(
     return _fuse(mode, lists, limit, whole.evidence, pinned, weights)
 
 
-def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = None, weights: dict | None = None) -> Reply:
+def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = None, weights: dict | None = None) -> Fused:
     """Reciprocal rank fusion, each arm weighted (default 1); ``pinned`` (the chunk an API name
     or version in the question names, first in the keyword arm) stays first, as in `search`."""
     weights = weights or {}
@@ -98,4 +98,4 @@ def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = Non
         hit = hits[chunk_id]
         hit.score = fused[chunk_id]
         result.append(hit)
-    return Reply(mode, searcher.best_per_citation(result)[:limit], arms, gate)
+    return Fused(mode, searcher.best_per_citation(result)[:limit], arms, gate)

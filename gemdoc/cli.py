@@ -18,6 +18,13 @@ PROJECT = click.option(
 class Gemdoc(click.Group):
     """Expected failures become one line on stderr and a non-zero exit, never a traceback."""
 
+    ORDER = ("init", "index", "reindex", "search", "query", "vsearch", "show", "embed", "status", "trust", "skill",
+             "mcp", "hook", "version")  # fmt: skip
+
+    def list_commands(self, ctx) -> list[str]:
+        """In the order a user meets them, not alphabetical."""
+        return sorted(self.commands, key=lambda name: (self.ORDER.index(name) if name in self.ORDER else 99, name))
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from gemdoc import __version__, paths
-from gemdoc.cli import main
+from gemdoc.cli import Gemdoc, main
 from gemdoc.store import Writer
 
 
@@ -64,8 +64,8 @@ def test_version_and_help():
     assert cli("version").output.strip() == f"gemdoc {__version__}"
     assert cli("--version").output.strip() == f"gemdoc, version {__version__}"
     help_text = cli("--help").output
-    for command in ("index", "reindex", "search", "status", "version"):
-        assert command in help_text
+    listed = [line.split()[0] for line in help_text.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed == list(Gemdoc.ORDER) and set(listed) == set(main.commands)  # every command, in workflow order
 
 
 def test_unknown_option_is_a_usage_error():

@@ -281,3 +281,18 @@ def test_the_first_explicit_command_trusts_a_project_and_status_does_not(tmp_pat
     assert runner.invoke(main, ["trust", "revoke", str(project)]).stdout.startswith("revoked")
     again = runner.invoke(main, ["trust", "revoke", str(project)])
     assert again.exit_code == 1 and "was not trusted" in again.output
+
+
+def test_hook_skips_a_lockfile_gemdoc_does_not_read(tmp_path):
+    from click.testing import CliRunner
+
+    from gemdoc.cli import main
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "Gemfile.lock").write_text("GEM\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n")
+    other = project / "Gemfile.next.lock"
+    other.write_text((project / "Gemfile.lock").read_text())
+    done = CliRunner().invoke(main, ["hook", "-C", str(project), "--lockfile", str(other)])
+    assert done.exit_code == 0 and done.stdout.startswith("skipped: Bundler wrote") and "Gemfile.lock" in done.stdout
+    assert not paths.store_path().exists()

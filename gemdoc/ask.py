@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemdoc import hybrid, paths, project, store, uri
+from gemdoc import show as shower
 from gemdoc import query as q
 from gemdoc import search as searcher
 from gemdoc.errors import GemdocError
@@ -85,8 +86,7 @@ def _finish(reply: Reply, options: Options) -> Reply:
 
 
 def show(conn: sqlite3.Connection, address_text: str, source: bool = False, context: int = 12) -> str:
-    from gemdoc import show as shower
-
+    """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it."""
     address = uri.parse(address_text)
     row = shower.find_chunk(conn, address)
     if row is not None and not source:

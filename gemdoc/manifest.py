@@ -7,13 +7,12 @@ uses them only once the user has trusted this exact value (see trust.py).
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from gemdoc import files
 from gemdoc.errors import GemdocError
 
 FILENAME = ".gemdoc.yml"
@@ -60,14 +59,10 @@ def load(project: Path) -> Manifest:
 
 
 def save(project: Path, manifest: Manifest) -> None:
-    """Write atomically: a reader sees the old manifest or the new one, never half of one."""
     fields = {"lockfile_sha256": manifest.lockfile_sha256, "scope": manifest.scope, "all_languages": manifest.all_languages}
     if not manifest.auto_index:
         fields["auto_index"] = False
     body = "# gemdoc project manifest: what `gemdoc index` last indexed here.\n" + yaml.safe_dump(
         fields | manifest.gated(), sort_keys=False
     )
-    fd, tmp = tempfile.mkstemp(prefix=".gemdoc.yml.", dir=project)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(body)
-    os.replace(tmp, path_for(project))
+    files.write_atomic(path_for(project), body)

@@ -1,10 +1,8 @@
 """Installing gemdoc's agent skill (SKILL.md, Agent Skills format) where agents look for it."""
 
-import os
-import tempfile
 from pathlib import Path
 
-from gemdoc import paths
+from gemdoc import files, paths
 
 SKILL_DIRS = (Path(".claude") / "skills" / "gemdoc", Path(".agents") / "skills" / "gemdoc")
 
@@ -22,10 +20,6 @@ def install(base: Path) -> list[tuple[Path, bool]]:
         if target.is_file() and target.read_text(encoding="utf-8") == body:
             done.append((target, False))
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".SKILL.", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-        os.replace(tmp, target)
+        files.write_atomic(target, body)
         done.append((target, True))
     return done

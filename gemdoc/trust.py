@@ -8,15 +8,13 @@ is what lets the hook index under CI. Changing a gated field voids the approval.
 """
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
 
-from gemdoc import manifest, paths
+from gemdoc import files, manifest, paths
 from gemdoc.errors import GemdocError
 
 EXPLICIT = "explicit"
@@ -100,8 +98,4 @@ def _locked() -> FileLock:
 
 
 def _save(projects: dict) -> None:
-    path = trust_file()
-    fd, tmp = tempfile.mkstemp(prefix=".trusted.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"projects": projects}, handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    files.write_atomic(trust_file(), json.dumps({"projects": projects}, indent=2, sort_keys=True))

@@ -72,6 +72,8 @@ def test_no_evidence_means_no_results_and_a_diagnosis(project, command):
             "min_concentration"} <= set(diagnosis)  # fmt: skip
     text = cli(command, "-C", str(project), ABSENT).output
     assert "no answer in this bundle" in text and "coverage" in text
+    files = cli(command, "-C", str(project), "--files", ABSENT)
+    assert files.stdout == "" and "no answer in this bundle" in files.stderr
     partial = "retry a neural network job on gpu tensors"
     assert reply(command, "-C", str(project), partial)["diagnosis"]["reason"] == "too_little_of_the_query_matched"
     assert reply(command, "-C", str(project), "--no-refusal", partial)["results"]  # the gate, not an empty index

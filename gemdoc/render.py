@@ -57,7 +57,7 @@ def reply_data(reply: Reply, options: Options) -> dict:
     }
     items = [hit_json(h, reply.arms.get(h.id, {}), reply.explain.get(h.id) if options.explain else None)
              for h in reply.hits]  # fmt: skip
-    _fit(data, items, options.max_chars, lambda d: len(_dumps(d)), "results")
+    _fit(data, items, options.max_chars)
     return data
 
 
@@ -69,18 +69,19 @@ def _dumps(data: dict) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
-def _fit(data: dict, items: list[dict], budget: int, size, key: str) -> None:
-    """Append items while the whole reply stays within ``budget`` characters."""
+def _fit(data: dict, items: list[dict], budget: int) -> None:
+    """Append results while the whole reply stays within ``budget`` characters."""
     for index, item in enumerate(items):
-        data[key].append(item)
-        over = size(data) - budget
-        if over <= 0:
+        data["results"].append(item)
+        if len(_dumps(data)) <= budget:
             continue
-        if index == 0 and len(item["text"]) > over:
-            item["text"] = item["text"][: len(item["text"]) - over - 1] + "…"
+        if index == 0:  # the first result is cut to fit rather than left out
             item["text_truncated"] = True
-            continue
-        data[key].pop()
+            over = len(_dumps(data)) - budget
+            if len(item["text"]) > over:
+                item["text"] = item["text"][: len(item["text"]) - over - 1] + "…"
+                continue
+        data["results"].pop()
         data["omitted_for_budget"] = len(items) - index
         return
 

@@ -113,8 +113,9 @@ def test_the_reply_fits_its_budget(project):
     data = json.loads(small.stdout)
     assert len(small.stdout.rstrip("\n")) <= 1500
     assert data["omitted_for_budget"] == len(full["results"]) - len(data["results"]) > 0
-    tiny = json.loads(cli("search", "-C", str(project), "call retry_on in a job class", "--json", "--max-chars", "900").stdout)
-    assert tiny["results"][0].get("text_truncated") is True
+    tiny_out = cli("search", "-C", str(project), "call retry_on in a job class", "--json", "--max-chars", "900").stdout
+    tiny = json.loads(tiny_out)
+    assert tiny["results"][0].get("text_truncated") is True and len(tiny_out.rstrip("\n")) <= 900
     default = cli("query", "-C", str(project), "-n", "100", "--no-refusal", "filler method", "--json").stdout
     assert len(default.rstrip("\n")) <= 12_000
 

@@ -46,6 +46,7 @@ class Reply:
     arms: dict
     evidence: Evidence
     bundle: Bundle
+    plan: searcher.Plan | None = None
     notes: list[str] = field(default_factory=list)
     explain: dict[int, dict] = field(default_factory=dict)
 
@@ -67,21 +68,21 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
     found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, options.refuse)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
-    return _finish(Reply(text, "keyword", found.hits, arms, found.evidence, bundle, notes), options)
+    return _finish(Reply(text, "keyword", found.hits, arms, found.evidence, bundle, found.plan, notes), options)
 
 
 def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vector_only: bool) -> Reply:
     text, notes = clean(text)
     routed = f"vec: {text}" if vector_only else text
     reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, options.refuse)
-    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, reply.evidence, bundle, notes), options)
+    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, reply.evidence, bundle, reply.plan, notes), options)
 
 
 def _finish(reply: Reply, options: Options) -> Reply:
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
-    if options.explain and reply.hits:
-        reply.explain = searcher.explain(reply.bundle.conn, reply.query, reply.hits)
+    if options.explain and reply.hits and reply.plan:
+        reply.explain = searcher.explain(reply.bundle.conn, reply.plan, reply.hits)
     return reply
 
 

@@ -30,6 +30,7 @@ class Fused:
     hits: list[searcher.Hit]
     arms: dict[int, dict[str, int]] = field(default_factory=dict)  # chunk id -> {arm: rank}
     evidence: Evidence | None = None
+    plan: searcher.Plan | None = None  # the keyword arm's view of the whole question
 
 
 def parse(text: str) -> list[tuple[str | None, str]]:
@@ -64,7 +65,7 @@ def query(
     mode = "keyword" if not vector_ready else "hybrid" if any(k in (None, "lex") for k, _ in parts) else "vector"
     whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH, refuse=refuse)
     if whole.evidence.refused and refuse:
-        return Fused(mode, [], {}, whole.evidence)
+        return Fused(mode, [], {}, whole.evidence, whole.plan)
     lists: list[tuple[str, list[searcher.Hit]]] = []
     for kind, body in parts:
         if kind in (None, "lex"):
@@ -75,13 +76,13 @@ def query(
     one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
     pinned = whole.hits[0].id if one_keyword_part and whole.hits and whole.hits[0].id in whole.boosted else None
     weights = {"keyword": CODE_KEYWORD_WEIGHT} if q.names_code(text) else {}
-    return _fuse(mode, lists, limit, whole.evidence, pinned, weights)
+    return _fuse(mode, lists, limit, whole, pinned, weights)
 
 
-def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = None, weights: dict | None = None) -> Fused:
+def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: int | None, weights: dict) -> Fused:
     """Reciprocal rank fusion, each arm weighted (default 1); ``pinned`` (the chunk an API name
-    or version in the question names, first in the keyword arm) stays first, as in `search`."""
-    weights = weights or {}
+    or version in the question names, first in the keyword arm) stays first, as in `search`.
+    ``whole`` is the keyword arm's reading of the whole question (its evidence and plan)."""
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
     arms: dict[int, dict[str, int]] = {}
@@ -98,4 +99,4 @@ def _fuse(mode: str, lists, limit: int, gate: Evidence, pinned: int | None = Non
         hit = hits[chunk_id]
         hit.score = fused[chunk_id]
         result.append(hit)
-    return Fused(mode, searcher.best_per_citation(result)[:limit], arms, gate)
+    return Fused(mode, searcher.best_per_citation(result)[:limit], arms, whole.evidence, whole.plan)

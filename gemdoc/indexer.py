@@ -12,7 +12,6 @@ import hashlib
 import os
 import shutil
 import signal
-import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -131,18 +130,12 @@ def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str
     """
     if saved.lockfile_sha256 != lock.sha256 or saved.scope != scope or saved.all_languages != langs:
         return False
-    path = paths.store_path()
-    if not path.exists():
-        return False
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        row = conn.execute(
-            "SELECT lockfile_sha256, scope, complete, extractor FROM projects WHERE path = ?", [str(project)]
-        ).fetchone()
-        conn.close()
-    except sqlite3.DatabaseError:  # also a store written before the extractor column existed
-        return False
-    return row == (lock.sha256, scope, 1, EXTRACTOR_VERSION)
+    rows = store.peek(  # None also for a store written before the extractor column existed
+        paths.store_path(),
+        "SELECT lockfile_sha256, scope, complete, extractor FROM projects WHERE path = ?",
+        [str(project)],
+    )
+    return bool(rows) and rows[0] == (lock.sha256, scope, 1, EXTRACTOR_VERSION)
 
 
 def writer_lock():
@@ -282,15 +275,7 @@ def _store(writer: Writer, loc: locations.GemLocation, digest: str, future) -> G
 
 def _stored_versions(gems: list[lockfile.LockedGem]) -> list[tuple[str, str]]:
     """Gems from a rubygems source whose exact version the store already settled."""
-    path = paths.store_path()
-    if not path.exists():
-        return []
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        known = set(conn.execute("SELECT name, version FROM gems"))
-        conn.close()
-    except sqlite3.DatabaseError:
-        return []
+    known = set(store.peek(paths.store_path(), "SELECT name, version FROM gems", []) or [])
     return [(g.name, g.version) for g in gems if g.source == "gem" and (g.name, g.version) in known]
 
 

@@ -10,8 +10,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from gemdoc import files
 from gemdoc.errors import GemdocError
 
@@ -43,6 +41,7 @@ def load(project: Path) -> Manifest:
     path = path_for(project)
     if not path.exists():
         return Manifest()
+    import yaml  # here, not at the top: `gemdoc search` imports this module and rarely needs yaml
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
@@ -59,6 +58,7 @@ def load(project: Path) -> Manifest:
 
 
 def save(project: Path, manifest: Manifest) -> None:
+    import yaml
     fields = {"lockfile_sha256": manifest.lockfile_sha256, "scope": manifest.scope, "all_languages": manifest.all_languages}
     if not manifest.auto_index:
         fields["auto_index"] = False

@@ -169,6 +169,7 @@ class Found:
     hits: list[Hit]
     evidence: evidence.Evidence
     boosted: set[int] = field(default_factory=set)  # chunks named by the question (an API, a version)
+    plan: Plan | None = None
 
 
 def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
@@ -182,28 +183,32 @@ def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit:
     if not scope:
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
-    scores, matched = _score(p, scope)
+    scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
-    found = _assess(p, scores, matched, exact=any(named.values()))
+    found = _assess(p, scores, held, exact=any(named.values()))
     if refuse and found.refused:
-        return Found([], found)
+        return Found([], found, plan=p)
     boosted = set(named) | _boost_versions(conn, q.versions(text), scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
-    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found, boosted)
+    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found, boosted, p)
 
 
-def _assess(p: Plan, scores: dict[int, float], matched: dict[int, list[str]], exact: bool) -> evidence.Evidence:
+def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evidence.Evidence:
+    """``held``: the most rarity of kept terms one chunk in scope holds. Kept terms are either
+    all distinctive or (when none is) all ubiquitous, and then no distinctive rarity is held."""
     rarity = {t: p.idf.get(t, p.absent_idf) for t in p.terms}
-    in_bundle = {t for r in scores for t in matched.get(r, ())} | {t for t in p.ubiquitous if t in p.idf}
+    in_bundle = {t for t in p.kept if any(r in scores for r in p.postings[t])}
+    in_bundle |= {t for t in p.ubiquitous if t in p.idf}
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
     total = sum(rarity[t] for t in distinctive) or 1.0
-    best = max((sum(rarity[t] for t in matched.get(r, ()) if t in distinctive) for r in scores), default=0.0)
-    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, best / total, exact)
+    share = held / total if p.kept and p.kept[0] in distinctive else 0.0
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact)
 
 
-def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]]]:
+def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:
+    """Scores and matched terms of the chunks in scope, and the most rarity one of them holds."""
     sums: dict[int, float] = {}
     rarity: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
@@ -218,7 +223,7 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
                 sums[rowid], rarity[rowid], matched[rowid] = score, idf, [term]
     total_idf = sum(p.idf[t] for t in p.kept) or 1.0
     scores = {r: sums[r] * (rarity[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
-    return scores, matched
+    return scores, matched, max((rarity[r] for r in scores), default=0.0)
 
 
 def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> set[int]:
@@ -250,10 +255,8 @@ def _boost_identifier(
     return named
 
 
-def explain(conn: sqlite3.Connection, text: str, hits: list[Hit]) -> dict[int, dict]:
+def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dict]:
     """Per hit: the question's terms it holds, each field's bm25 share, and the coverage factor."""
-    total = conn.execute("SELECT coalesce(sum(chunks), 1) FROM gems WHERE state = 'complete'").fetchone()[0]
-    p = plan(conn, text, total)
     ids = [h.id for h in hits]
     fields: dict[int, dict[str, float]] = {i: {} for i in ids}
     if p.kept:

@@ -85,6 +85,21 @@ def unreadable_reason(path: Path) -> str | None:
     return None
 
 
+def peek(path: Path, sql: str, args: list) -> list[tuple] | None:
+    """Rows of a read-only query, or None when there is no store or it cannot answer (another
+    schema, a missing column, corruption): for the indexer's "is there anything to do?" checks."""
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
+
+
 def discard(path: Path) -> None:
     """Remove a store and its WAL files; only ever called under the writer lock."""
     for suffix in ("", "-wal", "-shm"):

@@ -12,13 +12,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
-
 from gemdoc import files, manifest, paths
 from gemdoc.errors import GemdocError
 
 EXPLICIT = "explicit"
 USE = "use"
+NO_GATED_FIELDS = manifest.Manifest().gated_sha256()
 
 
 @dataclass
@@ -59,11 +58,14 @@ def verdict(project: Path) -> Verdict:
 def grant(project: Path, how: str) -> bool:
     """Record trust; True when something changed. An implicit grant never approves gated fields,
     and never turns an explicit approval into an implicit one."""
+    known = entries().get(str(project))
+    if how == USE and known and known.get("gated_sha256") == NO_GATED_FIELDS:
+        return False  # every search calls this: no grant by use can change such an entry, so skip the manifest
     saved = manifest.load(project)
     if how == USE and saved.gated():
         return False
     digest = saved.gated_sha256()
-    if not _needs(entries().get(str(project)), how, digest):
+    if not _needs(known, how, digest):
         return False
     with _locked():
         projects = entries()
@@ -92,7 +94,9 @@ def revoke(project: Path) -> bool:
     return removed
 
 
-def _locked() -> FileLock:
+def _locked():
+    from filelock import FileLock  # writers only: its import would cost every `gemdoc search`
+
     trust_file().parent.mkdir(parents=True, exist_ok=True)
     return FileLock(str(trust_file()) + ".lock", timeout=30)
 

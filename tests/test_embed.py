@@ -168,7 +168,7 @@ def _imports_after(command: list[str], env: dict) -> tuple[str, list[str]]:
         "import sys, runpy, json; sys.argv = ['gemdoc'] + json.loads(sys.argv[1])\n"
         "try:\n    runpy.run_module('gemdoc', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
-        "print([m for m in ('numpy', 'onnxruntime', 'fastembed', 'sqlite_utils') if m in sys.modules])"
+        "print([m for m in ('numpy', 'onnxruntime', 'fastembed', 'sqlite_utils', 'yaml', 'filelock') if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code, json.dumps(command)], capture_output=True, text=True, env=env)
     *output, imported = done.stdout.strip().splitlines()
@@ -177,7 +177,9 @@ def _imports_after(command: list[str], env: dict) -> tuple[str, list[str]]:
 
 def test_search_and_query_load_only_what_they_need(bundle):
     embed.embed_project(bundle)
-    output, imported = _imports_after(["search", "-C", str(bundle), "--no-refusal", "signal handler"], dict(os.environ))
+    search = ["search", "-C", str(bundle), "--no-refusal", "signal handler"]
+    _imports_after(search, dict(os.environ))  # the first explicit command records trust (a write)
+    output, imported = _imports_after(search, dict(os.environ))
     assert "Signal::trap" in output and imported == []
     output, imported = _imports_after(["query", "-C", str(bundle), "--no-refusal", "signal handler"], dict(os.environ))
     assert "Signal::trap" in output and "fastembed" not in imported and "onnxruntime" in imported

@@ -25,6 +25,7 @@ from gemdoc import models
 from gemdoc.errors import GemdocError
 
 BATCH = 64
+ONNX_FILES = ("model_optimized.onnx", "model.onnx")  # the weights fastembed runs, in its order of preference
 MAX_CHARS = 600  # measured: with length-sorted batches, a longer cap embeds no faster and the tail adds little
 
 
@@ -40,7 +41,7 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         self.directory, self.pooling = directory, pooling
-        onnx = next(f for f in ("model_optimized.onnx", "model.onnx") if (directory / f).is_file())
+        onnx = next(f for f in ONNX_FILES if (directory / f).is_file())
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         self.session = onnxruntime.InferenceSession(str(directory / onnx), options, providers=["CPUExecutionProvider"])
@@ -112,7 +113,7 @@ def _direct_dir(spec: models.ModelSpec) -> Path | None:
         short = spec.name.split("/")[-1]
         candidates = list(models.cache_dir().glob(f"*{short}*/snapshots/*"))
     usable = [d for d in candidates if (d / "tokenizer.json").is_file() and (d / "tokenizer_config.json").is_file()
-              and any((d / f).is_file() for f in ("model_optimized.onnx", "model.onnx"))]  # fmt: skip
+              and any((d / f).is_file() for f in ONNX_FILES)]  # fmt: skip
     return usable[0] if len(usable) == 1 else None
 
 

@@ -30,11 +30,12 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_weights.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
+        *_fusion(load("fusion")),
         *_refusal(load("refusal")),
         *_indexing(example, corpus),
         *_hook(load("hook")),
@@ -74,10 +75,9 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
             "",
             f"With this model, hybrid `query` ranks the accepted answer first {hybrid:.3f} of the time, {verdict} "
             f"keyword `search` ({keyword:.3f}), MRR {r['arms']['query']['overall']['mrr']:.3f} against "
-            f"{s['overall']['mrr']:.3f}. Two rules carry it: a question that names code keeps the keyword arm's "
-            "order (a model does not know identifiers), and the chunk an API name or version in the question names "
-            "stays first. On the other questions the vector arm, alone the weakest, moves the accepted answer up as "
-            "often as it pushes a plausible neighbour (another gem's retry, pool or cache API) ahead of it.",
+            f"{s['overall']['mrr']:.3f}. Three rules carry it: the keyword arm's ranks count three times the vector "
+            "arm's (fusion weights, below), a question that names code keeps the keyword arm's order (a model does not "
+            "know identifiers), and the chunk an API name or version in the question names stays first.",
         ]
     gf = g["file_level"]
     lines += [
@@ -198,15 +198,42 @@ def _latency(lat: dict) -> list[str]:
     ]
 
 
+def _fusion(f: dict) -> list[str]:
+    builds = list(f["models"])
+    keyword = f["models"][builds[0]]["keyword"]["overall"]
+    lines = [
+        "### Fusion weights (`benchmarks/fusion_weights.py`)",
+        "",
+        "Hybrid `query` on the same questions with the keyword arm's reciprocal-rank weight varied (the vector arm "
+        "counts 1), with each build of the model embedding the bundle in a store of its own; keyword `search` alone: "
+        f"hit@1 {keyword['hit@1']:.3f}, MRR {keyword['mrr']:.3f}.",
+        "",
+        "| keyword weight | " + " | ".join(f"{b} hit@1 | MRR" for b in builds) + " |",
+        "|---:|" + "---:|---:|" * len(builds),
+    ]
+    for weight in f["models"][builds[0]]["weights"]:
+        label = f"{float(weight):g}" + (" **(shipped)**" if float(weight) == f["shipped"] else "")
+        cells = [f["models"][b]["weights"][weight]["overall"] for b in builds]
+        lines.append(f"| {label} | " + " | ".join(f"{m['hit@1']:.3f} | {m['mrr']:.3f}" for m in cells) + " |")
+    lines += [
+        "",
+        "With equal weights the vector arm, alone the weakest, pushes a plausible neighbour (another gem's retry, "
+        "pool or cache API) ahead of a how-to answer the keyword arm had first about as often as it lifts one.",
+        "",
+    ]
+    return lines
+
+
 def _vectors(v: dict) -> list[str]:
     lines = [
         "### Embedding and vector search (`benchmarks/vector_speed.py`)",
         "",
-        "| model (`../shared/models`) | chunks embedded | chunks/s | peak RSS |",
-        "|---|---:|---:|---:|",
+        "| model (`../shared/models`) | chunks embedded | chunks/s | one session over all cores | peak RSS |",
+        "|---|---:|---:|---:|---:|",
     ]
     for model, t in v["throughput"].items():
-        lines.append(f"| {model} | {t['chunks']:,} | {t['chunks_per_s']:.0f} | {t['peak_rss_mib']:.0f} MiB |")
+        lines.append(f"| {model} | {t['chunks']:,} | {t['chunks_per_s']:.0f} | {t['one_session_chunks_per_s']:.0f} | "
+                     f"{t['peak_rss_mib']:.0f} MiB |")  # fmt: skip
     rank = v["ranking"]
     whole = v["query_whole_process"]
     lines += [

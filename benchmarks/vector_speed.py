@@ -3,7 +3,9 @@
     python benchmarks/vector_speed.py [--sample 2000]
 
 Throughput: --sample chunks of the benchmark bundle embedded by each model in
-../shared/models (a fresh process per model, peak RSS included). Ranking: one matrix
+../shared/models (a fresh process per model, peak RSS included), as gemdoc does it (one
+single-threaded session per core, batches in parallel) and, for comparison, by one session
+that spreads each batch over every core. Ranking: one matrix
 product over 20,000 and 100,000 synthetic unit vectors (384 dimensions). Whole process:
 `gemdoc query` on the benchmark bundle with its vectors (hybrid) and without (keyword
 fallback). Results: benchmarks/results/vectors.json.
@@ -33,6 +35,12 @@ from gemdoc.embedder import Embedder
 from gemdoc.models import ModelSpec
 texts = sorted(json.load(open(sys.argv[2])), key=len)  # as `gemdoc embed` orders and steps through them
 embedder = Embedder(ModelSpec("sentence-transformers/all-MiniLM-L6-v2", __import__("pathlib").Path(sys.argv[1])))
+if sys.argv[3] == "one session":
+    import onnxruntime
+    from concurrent.futures import ThreadPoolExecutor
+    encoder = embedder.model
+    encoder.session = onnxruntime.InferenceSession(encoder.session._model_path, providers=["CPUExecutionProvider"])
+    encoder._pool = ThreadPoolExecutor(1)
 start = time.monotonic()
 for i in range(0, len(texts), STEP):
     embedder.embed_documents(texts[i:i + STEP])
@@ -56,11 +64,15 @@ def throughput(count: int) -> dict:
     texts.write_text(json.dumps(sample_texts(count)))
     result = {}
     for model in sorted(MODELS.iterdir()):
-        done = subprocess.run([sys.executable, "-c", EMBED_SAMPLE, str(model), str(texts)], capture_output=True, text=True, check=True)
-        data = json.loads(done.stdout.strip().splitlines()[-1])
+        runs = {}
+        for way in ("parallel", "one session"):
+            done = subprocess.run([sys.executable, "-c", EMBED_SAMPLE, str(model), str(texts), way], capture_output=True, text=True, check=True)
+            runs[way] = json.loads(done.stdout.strip().splitlines()[-1])
+        data = runs["parallel"]
         result[model.name] = {
             "chunks": data["chunks"],
             "chunks_per_s": round(data["chunks"] / data["seconds"], 1),
+            "one_session_chunks_per_s": round(data["chunks"] / runs["one session"]["seconds"], 1),
             "peak_rss_mib": round(data["rss"] / 1024, 1),
         }
     return result

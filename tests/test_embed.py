@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gemdoc import embed, hybrid, lockfile, models, paths, vectors
+from gemdoc import search as searcher
 from gemdoc.chunks import Chunk
 from gemdoc.cli import main
 from gemdoc import embedder
@@ -140,6 +141,22 @@ def test_nothing_embeddable_is_an_error(tmp_path):
     with pytest.raises(GemdocError, match="no chunk could be embedded"):
         embed._embed(writer, Flaky(), [("g", "1")], force=False, progress=None)
     writer.close()
+
+
+def test_fusion_counts_the_keyword_arm_more():
+    """A first place in the keyword arm with a weak vector rank beats a first place in the vector
+    arm with a weak keyword rank (with equal weights it would lose: 1/61 + 1/100 < 1/90 + 1/61)."""
+    hits = {i: searcher.Hit(i, "g", "1", "ri", "method", f"G#m{i}", f"G#m{i}", "", "", None, None, 0.0) for i in range(1, 70)}
+    keyword = [hits[1], *(hits[i] for i in range(3, 31)), hits[2]]  # chunk 1 first, chunk 2 30th
+    vector = [hits[2], *(hits[i] for i in range(31, 69)), hits[1]]  # chunk 2 first, chunk 1 40th
+    found = searcher.Found([], None)
+
+    def top_two(weights):
+        fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 5, found, None, weights)
+        return [h.id for h in fused.hits[:2]]
+
+    assert top_two({"keyword": hybrid.KEYWORD_WEIGHT}) == [1, 2]
+    assert top_two({}) == [2, 1]
 
 
 def test_typed_subqueries_parse():

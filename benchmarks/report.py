@@ -30,7 +30,7 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_weights.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_rules.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
@@ -75,9 +75,8 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
             "",
             f"With this model, hybrid `query` ranks the accepted answer first {hybrid:.3f} of the time, {verdict} "
             f"keyword `search` ({keyword:.3f}), MRR {r['arms']['query']['overall']['mrr']:.3f} against "
-            f"{s['overall']['mrr']:.3f}. Three rules carry it: the keyword arm's ranks count three times the vector "
-            "arm's (fusion weights, below), a question that names code keeps the keyword arm's order (a model does not "
-            "know identifiers), and the chunk an API name or version in the question names stays first.",
+            f"{s['overall']['mrr']:.3f}: the keyword arm's first result stays first (fusion rule, below) and the "
+            "vector arm reorders the rest.",
         ]
     gf = g["file_level"]
     lines += [
@@ -199,26 +198,26 @@ def _latency(lat: dict) -> list[str]:
 
 
 def _fusion(f: dict) -> list[str]:
-    builds = list(f["models"])
-    keyword = f["models"][builds[0]]["keyword"]["overall"]
     lines = [
-        "### Fusion weights (`benchmarks/fusion_weights.py`)",
+        "### Fusion rule (`benchmarks/fusion_rules.py`)",
         "",
-        "Hybrid `query` on the same questions with the keyword arm's reciprocal-rank weight varied (the vector arm "
-        "counts 1), with each build of the model embedding the bundle in a store of its own; keyword `search` alone: "
-        f"hit@1 {keyword['hit@1']:.3f}, MRR {keyword['mrr']:.3f}.",
+        "The same questions, with each build of the model embedding the bundle in a store of its own: keyword "
+        "`search` alone, hybrid `query` with plain reciprocal rank fusion, and hybrid `query` as shipped (the "
+        "keyword arm's first place kept first).",
         "",
-        "| keyword weight | " + " | ".join(f"{b} hit@1 | MRR" for b in builds) + " |",
-        "|---:|" + "---:|---:|" * len(builds),
+        "| model (`../shared/models`) | ranking | hit@1 | hit@3 | hit@10 | MRR |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for weight in f["models"][builds[0]]["weights"]:
-        label = f"{float(weight):g}" + (" **(shipped)**" if float(weight) == f["shipped"] else "")
-        cells = [f["models"][b]["weights"][weight]["overall"] for b in builds]
-        lines.append(f"| {label} | " + " | ".join(f"{m['hit@1']:.3f} | {m['mrr']:.3f}" for m in cells) + " |")
+    for build, graded in f["models"].items():
+        for i, rule in enumerate(("keyword", "plain fusion", "keyword first kept")):
+            m = graded[rule]["overall"]
+            label = rule + (" **(shipped)**" if rule == f["shipped"] else "")
+            lines.append(f"| {build if i == 0 else ''} | {label} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | "
+                         f"{m['hit@10']:.3f} | {m['mrr']:.3f} |")  # fmt: skip
     lines += [
         "",
-        "With equal weights the vector arm, alone the weakest, pushes a plausible neighbour (another gem's retry, "
-        "pool or cache API) ahead of a how-to answer the keyword arm had first about as often as it lifts one.",
+        "Where the two arms disagree about first place, the vector arm of this small model is right about as "
+        "often as it is wrong, so it only reorders what follows the keyword arm's first result.",
         "",
     ]
     return lines

@@ -3,28 +3,24 @@
 A query may carry typed sub-queries, one per line or inline: ``lex: ...`` goes to the
 keyword arm only, ``vec: ...`` to the vector arm only, ``hyde: ...`` (a hypothetical
 answer passage) is embedded as a document and goes to the vector arm; untyped text goes
-to both. Every ranked list is fused with weighted reciprocal rank fusion, k = 60.
+to both. Every ranked list is fused with reciprocal rank fusion, k = 60.
 """
 
 import re
 import sqlite3
 from dataclasses import dataclass, field
 
-from gemdoc import query as q
 from gemdoc import vectors
 from gemdoc.evidence import Evidence
 from gemdoc import search as searcher
 
 RRF_K = 60
-# The keyword arm's ranks count three times the vector arm's: with all-MiniLM-L6-v2 the vector arm
-# alone is far weaker on the ruler (hit@1 0.22 against 0.42). Measured on the ruler with the fp32
-# and the int8 build: equal weights lose a how-to question's first place to the vector arm
-# (hybrid hit@1 0.411-0.421); any weight from 2.5 to 8 gives 0.432 with both builds.
-KEYWORD_WEIGHT = 3.0
-# A question that names code (snake_case, CamelCase, ::, #, .method) is answered in the keyword
-# arm's order, the vector arm only filling in below: a model does not know identifiers. Measured
-# on the ruler: hybrid hit@1 0.421 -> 0.442, api questions 0.333 -> 0.500.
-CODE_KEYWORD_WEIGHT = 100.0
+# The keyword arm's first place stays first; the fusion orders what follows. With all-MiniLM-L6-v2
+# the vector arm alone ranks the accepted answer first 0.22 of the time against the keyword arm's
+# 0.48, and where the two disagree about first place each is right about as often: measured on the
+# ruler with both builds (benchmarks/fusion_rules.py), plain fusion loses first places and keeping
+# the keyword arm's gives the same hit@1 as `search` with a better MRR, hit@3 and hit@10.
+KEYWORD_FIRST = True
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
 
@@ -79,21 +75,19 @@ def query(
         if kind in (None, "vec", "hyde") and vector_ready:
             lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
     one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
-    pinned = whole.hits[0].id if one_keyword_part and whole.hits and whole.hits[0].id in whole.boosted else None
-    weights = {"keyword": CODE_KEYWORD_WEIGHT if q.names_code(text) else KEYWORD_WEIGHT}
-    return _fuse(mode, lists, limit, whole, pinned, weights)
+    pinned = whole.hits[0].id if KEYWORD_FIRST and one_keyword_part and whole.hits else None
+    return _fuse(mode, lists, limit, whole, pinned)
 
 
-def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: int | None, weights: dict) -> Fused:
-    """Reciprocal rank fusion, each arm weighted (default 1); ``pinned`` (the chunk an API name
-    or version in the question names, first in the keyword arm) stays first, as in `search`.
+def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: int | None) -> Fused:
+    """Reciprocal rank fusion; ``pinned`` (the keyword arm's first place) stays first.
     ``whole`` is the keyword arm's reading of the whole question (its evidence and plan)."""
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
     arms: dict[int, dict[str, int]] = {}
     for arm, ranked in lists:
         for rank, hit in enumerate(ranked, start=1):
-            fused[hit.id] = fused.get(hit.id, 0.0) + weights.get(arm, 1.0) / (RRF_K + rank)
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
     if pinned is not None:

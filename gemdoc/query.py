@@ -35,9 +35,26 @@ def terms(text: str) -> list[str]:
 CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
 
 
-def names_code(text: str) -> bool:
-    """Does the question name code: snake_case, CamelCase, ``::``, ``#method``, ``.method``?"""
-    return bool(CODE.search(text))
+OWNER_AND_METHOD = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)* [a-z_]\w*[?!=]?$")
+
+
+@dataclass(frozen=True)
+class Named:
+    """The APIs a question of several words names."""
+
+    words: list[tuple[str, Identifier]]  # a word that reads as code: ``has_many``, ``Sidekiq::Job``
+    pairs: list[tuple[str, Identifier]]  # a class and a method name after it: ``FileList resolve``
+
+
+def named_in(text: str) -> Named:
+    """Words that read as identifiers and look like code (``has_many dependent option``), and
+    a class followed by a method name (``what does FileList resolve do``, ``Mock expect``)."""
+    words = [w.strip(",;:()[]'\"?`") for w in text[:MAX_QUERY_CHARS].split()]
+    if len(words) < 2:
+        return Named([], [])
+    singles = [(w, identifier(w)) for w in words if CODE.search(w)]
+    pairs = [(a, identifier(f"{a}#{b}")) for a, b in zip(words, words[1:]) if OWNER_AND_METHOD.match(f"{a} {b}")]
+    return Named([(w, i) for w, i in singles if i], [(a, i) for a, i in pairs if i])
 
 
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\w+)+(?![\w.])")

@@ -14,7 +14,11 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   holds, so one rare word in a short signature cannot beat a passage that
   holds most of the question;
 - a version number in the question is matched as a phrase, and an identifier
-  query (``Hash#dig``) puts its exact API entry first;
+  query (``Hash#dig``) puts its exact API entry first; an API named inside a longer
+  question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
+- two priors on the candidates: an ri entry without a comment (a bare signature) counts
+  DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
+  (a change note rarely answers how to do something);
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each gem version's chunks are
@@ -40,6 +44,10 @@ EXACT_DF = 3000  # a term in more chunks than this scores by idf alone (see _pos
 COVERAGE_POWER = 2.0
 EXACT_BONUS = 1000.0
 NAME_BONUS = 2.0
+NAMED_FACTOR = 5.0
+DOCLESS_PRIOR = 0.7
+CHANGELOG_PRIOR = 0.5
+POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
 
@@ -168,7 +176,6 @@ def _idf(total: int, df: int) -> float:
 class Found:
     hits: list[Hit]
     evidence: evidence.Evidence
-    boosted: set[int] = field(default_factory=set)  # chunks named by the question (an API, a version)
     plan: Plan | None = None
 
 
@@ -187,12 +194,25 @@ def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit:
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
+    _weigh_named(conn, q.named_in(text), scores)
     found = _assess(p, scores, held, exact=any(named.values()))
     if refuse and found.refused:
         return Found([], found, plan=p)
-    boosted = set(named) | _boost_versions(conn, q.versions(text), scope, scores, top)
-    best = heapq.nsmallest(max(limit * 5, 50), scores, key=lambda r: (-scores[r], r))
-    return Found(best_per_citation(fetch(conn, best, scores, matched))[:limit], found, boosted, p)
+    phrases = q.versions(text)
+    _boost_versions(conn, phrases, scope, scores, top)
+    best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))
+    hits = _with_priors(fetch(conn, best, scores, matched), versions_asked=bool(phrases))
+    return Found(best_per_citation(hits)[:limit], found, p)
+
+
+def _with_priors(hits: list[Hit], versions_asked: bool) -> list[Hit]:
+    """Documentation answers better than a bare signature, and docs better than change notes."""
+    for hit in hits:
+        if hit.source_type == "ri" and not hit.body:
+            hit.score *= DOCLESS_PRIOR
+        elif hit.source_type == "changelog" and not versions_asked:
+            hit.score *= CHANGELOG_PRIOR
+    return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
 def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evidence.Evidence:
@@ -226,16 +246,32 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
     return scores, matched, max((rarity[r] for r in scores), default=0.0)
 
 
-def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> set[int]:
+def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> None:
     """A version number is an identifier: chunks whose title holds it as a phrase come first."""
-    boosted = set()
     for phrase in phrases:
         rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])
         for (rowid,) in rows:
             if rowid in scope:
                 scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
-                boosted.add(rowid)
-    return boosted
+
+
+def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None:
+    """Entries of the APIs the question names, already matching the question, count more.
+    When ``FileList resolve`` names a method, the method is asked about, not all of FileList."""
+    owners = {word for word, ident in named.pairs if _weigh(conn, ident, scores)}
+    for word, ident in named.words:
+        if word not in owners:
+            _weigh(conn, ident, scores)
+
+
+def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
+    """``Sidekiq::Job`` names that class, not every method called ``job``."""
+    suffixes = tuple(s for spelling in ident.full_names for s in (spelling, f"::{spelling}", f"#{spelling}"))
+    rows = conn.execute("SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name])
+    weighed = [r for r, title in rows if r in scores and title.endswith(suffixes)]
+    for rowid in weighed:
+        scores[rowid] *= NAMED_FACTOR
+    return bool(weighed)
 
 
 def _boost_identifier(

@@ -143,20 +143,29 @@ def test_nothing_embeddable_is_an_error(tmp_path):
     writer.close()
 
 
-def test_fusion_counts_the_keyword_arm_more():
-    """A first place in the keyword arm with a weak vector rank beats a first place in the vector
-    arm with a weak keyword rank (with equal weights it would lose: 1/61 + 1/100 < 1/90 + 1/61)."""
-    hits = {i: searcher.Hit(i, "g", "1", "ri", "method", f"G#m{i}", f"G#m{i}", "", "", None, None, 0.0) for i in range(1, 70)}
-    keyword = [hits[1], *(hits[i] for i in range(3, 31)), hits[2]]  # chunk 1 first, chunk 2 30th
-    vector = [hits[2], *(hits[i] for i in range(31, 69)), hits[1]]  # chunk 2 first, chunk 1 40th
-    found = searcher.Found([], None)
+def test_hybrid_keeps_the_keyword_arms_first_place(bundle, monkeypatch):
+    """The vector arm (here: a stand-in that ranks the keyword arm's first place last) reorders what follows
+    the keyword arm's first place, never that place itself; plain fusion would let it take it."""
+    embed.embed_project(bundle)
+    conn = sqlite3.connect(paths.store_path())
+    scope = [("core", "1.0")]
+    keyword = searcher.search(conn, "current thread", scope)
+    ids = [i for (i,) in conn.execute("SELECT id FROM chunks")]
+    every = searcher.fetch(conn, ids, dict.fromkeys(ids, 0.0), {})
+    others = [h for h in every if h.id != keyword[0].id]
+    reversed_arm = others[::-1] + [h for h in every if h.id == keyword[0].id]  # keyword's first comes last
+    monkeypatch.setattr(hybrid, "vector_hits", lambda *args: reversed_arm)
+    embedder, matrix = Embedder(models.configured()), vectors.Matrix(conn, scope)
 
-    def top_two(weights):
-        fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 5, found, None, weights)
-        return [h.id for h in fused.hits[:2]]
+    def titles():
+        hits = hybrid.query(conn, "current thread", scope, 5, embedder, matrix, refuse=False).hits
+        return [h.title for h in hits]
 
-    assert top_two({"keyword": hybrid.KEYWORD_WEIGHT}) == [1, 2]
-    assert top_two({}) == [2, 1]
+    kept = titles()
+    monkeypatch.setattr(hybrid, "KEYWORD_FIRST", False)
+    plain = titles()
+    assert kept[0] == keyword[0].title != plain[0]
+    assert kept[1:] == [t for t in plain if t != keyword[0].title]  # the rest in fused order
 
 
 def test_typed_subqueries_parse():

@@ -147,3 +147,65 @@ def test_search_runs_in_any_thread(conn):
         worker.start()
         worker.join()
     assert searcher.search(conn, "nested query", SCOPE) and not errors, errors
+
+
+def test_documentation_and_docs_outrank_bare_signatures_and_change_notes():
+    """Two chunks that match a question alike: the one with a comment beats the bare signature,
+    and the docs beat a changelog entry, unless the question names a version."""
+    writer = Writer(paths.store_path())
+    put(writer, "jobs", "1.0", [
+        ri("Jobs::Worker#retry_later", "", "retry_later(delay)"),
+        ri("Jobs::Job#retry_later", "Runs it again.", "retry_later(delay)"),
+        Chunk("changelog", "1.0", "1.0", "Retry a failed job later with a delay.", "CHANGELOG.md", 1, kind="section", name="1.0"),
+        section("Jobs > Failures", "A failed job can retry later with a delay; the delay grows each time, and the job gives up after its last retry."),
+        *(ri(f"Jobs::Filler{i}#noop", f"Filler number {i} says nothing.") for i in range(40)),
+    ])  # fmt: skip
+    writer.close()
+    conn = store.connect(paths.store_path())
+    scope = [("jobs", "1.0")]
+    titles = [h.title for h in searcher.search(conn, "retry later", scope)]
+    assert titles.index("Jobs::Job#retry_later") < titles.index("Jobs::Worker#retry_later")
+    titles = [h.title for h in searcher.search(conn, "retry a failed job later with a delay", scope)]
+    assert titles.index("Jobs > Failures") < titles.index("1.0")
+    assert searcher.search(conn, "retry a failed job in 1.0", scope)[0].title == "1.0"
+
+
+def test_an_api_named_inside_a_question_counts_more():
+    writer = Writer(paths.store_path())
+    put(writer, "orm", "1.0", [
+        ri("Orm::Associations#has_many", "Declares a one-to-many association. Options: dependent, through, inverse_of, class_name, foreign_key and more."),
+        ri("Orm::Associations#has_one", "Declares a one-to-one association. The dependent option destroys the other record."),
+        section("Options > Dependent option of many associations", "The dependent option says what happens to the many associated records."),
+        *(ri(f"Orm::Filler{i}#noop", f"Filler number {i} says nothing.") for i in range(40)),
+    ])  # fmt: skip
+    writer.close()
+    conn = store.connect(paths.store_path())
+    assert searcher.search(conn, "has_many dependent option", [("orm", "1.0")])[0].title == "Orm::Associations#has_many"
+    assert searcher.search(conn, "dependent option of has many", [("orm", "1.0")])[0].title.startswith("Options >")
+
+
+def test_apis_named_in_a_question():
+    def named(text):
+        found = query.named_in(text)
+        return [i.full_names for _, i in found.words], [i.full_names for _, i in found.pairs]
+
+    assert named("has_many dependent option") == ([("has_many",)], [])
+    assert named("Sidekiq::Job as the new name for Sidekiq::Worker") == ([("Sidekiq::Job",), ("Sidekiq::Worker",)], [("Sidekiq::Job#as",)])
+    assert named("what does `Hash#dig` return?") == ([("Hash#dig",)], [])
+    assert named("what does FileList resolve do") == ([("FileList",)], [("FileList#resolve",)])
+    assert named("has_many") == ([], []) and named("plain words only") == ([], [])
+
+
+def test_a_class_and_method_named_in_prose_find_that_method():
+    """``FileList resolve`` asks about the method: its owner class, also named, is not raised."""
+    writer = Writer(paths.store_path())
+    put(writer, "files", "1.0", [
+        ri("Files::FileList", "A list of files from glob patterns; resolve expands the patterns into names.", kind="class"),
+        ri("Files::FileList#resolve", "Expands the patterns."),
+        *(ri(f"Files::Filler{i}#noop", f"Filler number {i} says nothing.") for i in range(40)),
+    ])  # fmt: skip
+    writer.close()
+    conn = store.connect(paths.store_path())
+    scope = [("files", "1.0")]
+    assert searcher.search(conn, "what does FileList resolve do with glob patterns", scope)[0].title == "Files::FileList#resolve"
+    assert searcher.search(conn, "what is a FileList for glob patterns", scope)[0].title == "Files::FileList"

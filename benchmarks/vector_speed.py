@@ -3,9 +3,9 @@
     python benchmarks/vector_speed.py [--sample 2000]
 
 Throughput: --sample chunks of the benchmark bundle embedded by each model in
-../shared/models (a fresh process per model, peak RSS included), as gemdoc does it (one
-single-threaded session per core, batches in parallel) and, for comparison, by one session
-that spreads each batch over every core. Ranking: one matrix
+../shared/models (a fresh process per model, peak RSS included), as gemdoc does it (each
+batch on one thread, one batch per core at a time) and, for comparison, one batch at a time
+spread over every core. Ranking: one matrix
 product over 20,000 and 100,000 synthetic unit vectors (384 dimensions). Whole process:
 `gemdoc query` on the benchmark bundle with its vectors (hybrid) and without (keyword
 fallback). Results: benchmarks/results/vectors.json.
@@ -35,7 +35,7 @@ from gemdoc.embedder import Embedder
 from gemdoc.models import ModelSpec
 texts = sorted(json.load(open(sys.argv[2])), key=len)  # as `gemdoc embed` orders and steps through them
 embedder = Embedder(ModelSpec("sentence-transformers/all-MiniLM-L6-v2", __import__("pathlib").Path(sys.argv[1])))
-if sys.argv[3] == "one session":
+if sys.argv[3] == "each batch over all cores":
     import onnxruntime
     from concurrent.futures import ThreadPoolExecutor
     encoder = embedder.model
@@ -65,14 +65,14 @@ def throughput(count: int) -> dict:
     result = {}
     for model in sorted(MODELS.iterdir()):
         runs = {}
-        for way in ("parallel", "one session"):
+        for way in ("parallel", "each batch over all cores"):
             done = subprocess.run([sys.executable, "-c", EMBED_SAMPLE, str(model), str(texts), way], capture_output=True, text=True, check=True)
             runs[way] = json.loads(done.stdout.strip().splitlines()[-1])
         data = runs["parallel"]
         result[model.name] = {
             "chunks": data["chunks"],
             "chunks_per_s": round(data["chunks"] / data["seconds"], 1),
-            "one_session_chunks_per_s": round(data["chunks"] / runs["one session"]["seconds"], 1),
+            "all_cores_per_batch_chunks_per_s": round(data["chunks"] / runs["each batch over all cores"]["seconds"], 1),
             "peak_rss_mib": round(data["rss"] / 1024, 1),
         }
     return result

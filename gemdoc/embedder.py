@@ -7,10 +7,10 @@ onnxruntime and tokenizers directly, one text at a time, pooled and normalised a
 does (a test holds the two equal). Importing fastembed alone costs about a second, which a
 per-question `query` cannot afford, and unpadded texts embed about twice as fast as
 fastembed's padded batches (benchmarks/vector_speed.py); a vector then no longer depends on
-which texts shared its batch. Batches run on one single-threaded model session per core
-in parallel: on 2 cores that embeds 14% (fp32) to 36% (int8) more per second than one
-session spreading each batch over both cores. fastembed remains the loader for downloads and for models
-whose pooling gemdoc does not know.
+which texts shared its batch. Each batch runs on one thread, one batch per core at a time
+(onnxruntime releases the GIL): on 2 cores that embeds more per second than spreading each
+batch over both cores (benchmarks/vector_speed.py measures both). fastembed remains the
+loader for downloads and for models whose pooling gemdoc does not know.
 
 Only `gemdoc embed` may download a model (``allow_download=True``): every other
 caller loads from a local directory or the download cache, with the Hugging Face

@@ -49,11 +49,13 @@ class Named:
 def named_in(text: str) -> Named:
     """Words that read as identifiers and look like code (``has_many dependent option``), and
     a class followed by a method name (``what does FileList resolve do``, ``Mock expect``)."""
-    words = [w.strip(",;:()[]'\"?`") for w in text[:MAX_QUERY_CHARS].split()]
-    if len(words) < 2:
+    tokens = [w.strip(",;:()[]'\"?`") for w in text[:MAX_QUERY_CHARS].split()]
+    if len(tokens) < 2:
         return Named([], [])
+    words = list(dict.fromkeys(tokens))  # an API named twice counts once
     singles = [(w, identifier(w)) for w in words if CODE.search(w)]
-    pairs = [(a, identifier(f"{a}#{b}")) for a, b in zip(words, words[1:]) if OWNER_AND_METHOD.match(f"{a} {b}")]
+    adjacent = dict.fromkeys(zip(tokens, tokens[1:]))
+    pairs = [(a, identifier(f"{a}#{b}")) for a, b in adjacent if OWNER_AND_METHOD.match(f"{a} {b}")]
     return Named([(w, i) for w, i in singles if i], [(a, i) for a, i in pairs if i])
 
 

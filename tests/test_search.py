@@ -194,6 +194,7 @@ def test_apis_named_in_a_question():
     assert named("what does `Hash#dig` return?") == ([("Hash#dig",)], [])
     assert named("what does FileList resolve do") == ([("FileList",)], [("FileList#resolve",)])
     assert named("has_many") == ([], []) and named("plain words only") == ([], [])
+    assert named("has_many or has_many, FileList resolve FileList resolve") == ([("has_many",), ("FileList",)], [("FileList#resolve",)])
 
 
 def test_a_class_and_method_named_in_prose_find_that_method():

@@ -267,8 +267,7 @@ def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None
 def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
     """``Sidekiq::Job`` names that class, not every method called ``job``."""
     suffixes = tuple(s for spelling in ident.full_names for s in (spelling, f"::{spelling}", f"#{spelling}"))
-    rows = conn.execute("SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name])
-    weighed = [r for r, title in rows if r in scores and title.endswith(suffixes)]
+    weighed = [r for r, title, _ in _ri_entries(conn, ident.name) if r in scores and title.endswith(suffixes)]
     for rowid in weighed:
         scores[rowid] *= NAMED_FACTOR
     return bool(weighed)
@@ -279,16 +278,18 @@ def _boost_identifier(
 ) -> dict[int, bool]:
     """An API named exactly comes first; a documented entry before an empty reopening of it.
     Returns the boosted chunks, each with whether it is the API under exactly the name asked."""
-    rows = conn.execute(
-        "SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name]
-    ).fetchall()
     named = {}
-    for rowid, title, documented in rows:
+    for rowid, title, documented in _ri_entries(conn, ident.name):
         if rowid in scope:
             named[rowid] = title in ident.full_names
             bonus = EXACT_BONUS if named[rowid] else NAME_BONUS
             scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
     return named
+
+
+def _ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:
+    """Every API entry with this short name: id, full name, and whether it has a comment."""
+    return conn.execute("SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [name]).fetchall()
 
 
 def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dict]:

@@ -194,10 +194,10 @@ def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit:
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
-    _weigh_named(conn, q.named_in(text), scores)
     found = _assess(p, scores, held, exact=any(named.values()))
     if refuse and found.refused:
         return Found([], found, plan=p)
+    _weigh_named(conn, q.named_in(text), scores)
     phrases = q.versions(text)
     _boost_versions(conn, phrases, scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))
@@ -265,9 +265,11 @@ def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None
 
 
 def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
-    """``Sidekiq::Job`` names that class, not every method called ``job``."""
-    suffixes = tuple(s for spelling in ident.full_names for s in (spelling, f"::{spelling}", f"#{spelling}"))
-    weighed = [r for r, title, _ in _ri_entries(conn, ident.name) if r in scores and title.endswith(suffixes)]
+    """``Sidekiq::Job`` names that class (or ``X::Sidekiq::Job``), not every method called ``job``."""
+    spellings = ident.full_names
+    suffixes = tuple(f"{sep}{spelling}" for spelling in spellings for sep in ("::", "#"))
+    weighed = [r for r, title, _ in _ri_entries(conn, ident.name)
+               if r in scores and (title in spellings or title.endswith(suffixes))]  # fmt: skip
     for rowid in weighed:
         scores[rowid] *= NAMED_FACTOR
     return bool(weighed)

@@ -210,3 +210,18 @@ def test_a_class_and_method_named_in_prose_find_that_method():
     scope = [("files", "1.0")]
     assert searcher.search(conn, "what does FileList resolve do with glob patterns", scope)[0].title == "Files::FileList#resolve"
     assert searcher.search(conn, "what is a FileList for glob patterns", scope)[0].title == "Files::FileList"
+
+
+def test_a_named_api_is_matched_on_whole_name_segments():
+    writer = Writer(paths.store_path())
+    put(writer, "jobs", "1.0", [
+        ri("Sidekiq::Job", "A job class for background work.", kind="class"),
+        ri("NotSidekiq::Job", "A job class for background work.", kind="class"),
+        *(ri(f"Jobs::Filler{i}#noop", f"Filler number {i} says nothing.") for i in range(40)),
+    ])  # fmt: skip
+    writer.close()
+    conn = store.connect(paths.store_path())
+    scores = dict.fromkeys((i for (i,) in conn.execute("SELECT id FROM chunks WHERE title LIKE '%Job'")), 1.0)
+    searcher._weigh_named(conn, query.named_in("Sidekiq::Job background work"), scores)
+    titles = {conn.execute("SELECT title FROM chunks WHERE id = ?", [i]).fetchone()[0]: s for i, s in scores.items()}
+    assert titles == {"Sidekiq::Job": searcher.NAMED_FACTOR, "NotSidekiq::Job": 1.0}

@@ -30,12 +30,13 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_rules.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_fusion(load("fusion")),
+        *_ceiling(load("ceiling")),
         *_refusal(load("refusal")),
         *_indexing(example, corpus),
         *_hook(load("hook")),
@@ -218,6 +219,46 @@ def _fusion(f: dict) -> list[str]:
         "",
         "Where the two arms disagree about first place, the vector arm of this small model is right about as "
         "often as it is wrong, so it only reorders what follows the keyword arm's first result.",
+        "",
+    ]
+    return lines
+
+
+def _ceiling(c: dict) -> list[str]:
+    within, shipped = c["answer_within"], c["shipped"]
+    misses, held = c["misses_first_result"], c["answer_coverage"]
+    lines = [
+        "### Ranking ceiling (`benchmarks/ranking_ceiling.py`)",
+        "",
+        f"How far re-ordering the keyword arm's first {c['pool']} results could lift first place on the same "
+        f"{c['questions']} questions. A perfect re-ranker of the first k results reaches hit@1 = "
+        + ", ".join(f"{within[k]:.3f} (k = {k})" for k in sorted(within, key=int))
+        + f". Of the {misses['own_gem'] + misses['other_gem']} questions whose answer is not first, the first result "
+        f"comes from another gem for {misses['other_gem']}.",
+        "",
+        f"A learned linear re-ranker of that pool (pairwise logistic regression; {c['folds']}-fold cross-validation "
+        f"over questions, {c['shuffles']} shuffles), against the shipped ranking (hit@1 {shipped['hit@1']:.3f}, "
+        f"MRR {shipped['mrr']:.3f}):",
+        "",
+        "| features | cross-validated hit@1 (range) | hit@3 | MRR | fitted on every question: hit@1 | MRR |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in (("learned_lexical", f"{len(c['learned_lexical']['features'])} lexical"),
+                       ("learned_with_cosine", f"the same + cosine ({c['learned_with_cosine']['model']})")):
+        cv, fit = c[key]["cross_validated"], c[key]["fitted_on_all"]
+        lines.append(f"| {label} | {cv['hit@1']['mean']:.3f} ({cv['hit@1']['min']:.3f}–{cv['hit@1']['max']:.3f}) | "
+                     f"{cv['hit@3']['mean']:.3f} | {cv['mrr']['mean']:.3f} | {fit['hit@1']:.3f} | {fit['mrr']:.3f} |")
+    best = max(max(c[k]["cross_validated"]["hit@1"]["max"], c[k]["fitted_on_all"]["hit@1"])
+               for k in ("learned_lexical", "learned_with_cosine"))  # fmt: skip
+    verdict = "above" if best > shipped["hit@1"] else "below" if best < shipped["hit@1"] else "equal to"
+    lines += [
+        "",
+        "The lexical features: " + ", ".join(c["learned_lexical"]["features"]) + f". The best hit@1 of any "
+        f"re-ranker above, even one fitted on the questions it is graded on, is {best:.3f}: {verdict} the shipped "
+        f"ranking. An accepted answer ranked first holds a median {held['first']:.2f} of its question's rarity; one "
+        f"in the pool but not first ({held['not_first_n']} questions) holds {held['not_first']:.2f}, a word or two "
+        "(`compare two floats allowing a small tolerance` → `assert_in_delta`). More first places need a ranker that knows what words mean (a cross-encoder or "
+        "a stronger embedding model than the one in `../shared/models`).",
         "",
     ]
     return lines

@@ -128,16 +128,25 @@ module GemdocShim
       end
 
       def on_command(ident, args)
-        name = token(ident)
-        return super unless ATTR_CALLS.include?(name) || name == "define_method"
-
-        [:gd_call, name, name_line(ident), lineno, symbol_args(args)]
+        definer(token(ident), ident, args) || super
       end
 
       def on_method_add_arg(call, args)
-        return super unless call.is_a?(Array) && call[0] == :fcall && token(call[1]) == "define_method"
+        return super unless call.is_a?(Array) && call[0] == :fcall
 
-        [:gd_call, "define_method", name_line(call[1]), lineno, symbol_args(args)]
+        definer(token(call[1]), call[1], args) || super
+      end
+
+      # Where the closing parenthesis is: the call's last line.
+      def on_arg_paren(args)
+        [:arg_paren, args, lineno]
+      end
+
+      # A block given to `define_method` is the method's body: the definition ends with it.
+      def on_method_add_block(call, block)
+        return super unless call.is_a?(Array) && call[0] == :gd_call
+
+        [*call[0..2], lineno, call[4]]
       end
 
       def self.visit(node, col, singleton)
@@ -193,25 +202,53 @@ module GemdocShim
         const_name(target) if target.is_a?(Array)
       end
 
-      def symbol_args(args)
-        found = []
-        collect = lambda do |n|
-          next unless n.is_a?(Array)
-          if n[0] == :symbol && n[1].is_a?(Array)
-            found << n[1][1]
-          elsif n[0] == :@tstring_content
-            found << n[1]
-          else
-            n.each { |c| collect.call(c) }
-          end
+      # `attr_reader :a, "b"` and `define_method(:c)`: a call that defines methods, ending on
+      # the line of its last argument.
+      def definer(name, ident, args)
+        return unless ATTR_CALLS.include?(name) || name == "define_method"
+
+        last = args[0] == :arg_paren ? args[2] : last_line(args) if args.is_a?(Array)
+        [:gd_call, name, name_line(ident), last || name_line(ident), static_names(args)]
+      end
+
+      def last_line(node)
+        return nil unless node.is_a?(Array)
+        return node[2][0] if node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") && node[2].is_a?(Array)
+
+        node.reverse_each do |child|
+          found = last_line(child)
+          return found if found
         end
-        collect.call(args)
-        found.select { |s| s.is_a?(String) }
+        nil
+      end
+
+      # The names given as plain symbols or strings; an interpolated name is not known until run time.
+      def static_names(args)
+        args = args[1] if args.is_a?(Array) && args[0] == :arg_paren
+        list = args.is_a?(Array) && args[0] == :args_add_block ? args[1] : args
+        return [] unless list.is_a?(Array)
+
+        list.filter_map { |arg| static_name(arg) }
+      end
+
+      def static_name(arg)
+        return nil unless arg.is_a?(Array)
+
+        case arg[0]
+        when :symbol_literal then token(arg[1][1]) if arg[1].is_a?(Array) && arg[1][0] == :symbol
+        when :string_literal, :dyna_symbol
+          parts = arg[1].is_a?(Array) ? arg[1][1..] : []
+          parts[0][1] if parts.size == 1 && parts[0][0] == :@tstring_content
+        end
       end
     end
 
     # The same walk over Prism's tree, for Rubies that ship it.
     class PrismWalker
+      # Nodes whose children the walk visits itself, or not at all: a definition inside a
+      # method body is made at run time, on an owner the source does not name.
+      OWN_WALK = %i[class_node module_node singleton_class_node def_node].freeze
+
       def initialize(collector)
         @col = collector
         @singleton = false
@@ -226,7 +263,7 @@ module GemdocShim
         when :singleton_class_node then singleton_class(node)
         when :call_node then call(node)
         end
-        node.compact_child_nodes.each { |child| visit(child) } unless %i[class_node module_node singleton_class_node].include?(node.type)
+        node.compact_child_nodes.each { |child| visit(child) } unless OWN_WALK.include?(node.type)
       end
 
       private

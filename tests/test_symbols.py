@@ -1,9 +1,16 @@
 """The shim's symbol parser, run by the real Ruby (Ripper here; Prism where Ruby ships it)."""
 
 import json
+import os
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from gemdoc import shim
+
+PRISM_BUILD = Path(__file__).resolve().parent.parent / ".prism" / "lib"  # .ci/build_prism.py
+BUNDLED_GEMS = ("rake", "minitest", "test-unit", "rexml", "net-imap", "net-smtp", "rbs", "debug")
 
 SOURCE = '''module Outer
   module Middle
@@ -25,10 +32,22 @@ end
 PARSE = 'require_relative ARGV[0]; src = $stdin.read; puts JSON.generate(GemdocShim::Symbols.parse(src, "lib/x.rb"))'
 
 
-def records() -> list[dict]:
+def prism_flags() -> list[str]:
+    """Ruby flags under which `require "prism"` works: none when this Ruby ships it (3.3+),
+    else the build of .ci/build_prism.py. Skips when neither, unless GEMDOC_REQUIRE_PRISM is set
+    (CI builds Prism first, so there the Prism branch is always tested)."""
+    for flags in ([], ["-I", str(PRISM_BUILD)]):
+        if subprocess.run([shim.ruby(), *flags, "-e", 'require "prism"'], capture_output=True).returncode == 0:
+            return flags
+    if os.environ.get("GEMDOC_REQUIRE_PRISM"):
+        pytest.fail("Prism is required but not loadable: run `python3 .ci/build_prism.py`")
+    pytest.skip("Prism not loadable: `python3 .ci/build_prism.py` builds it for this Ruby")
+
+
+def records(source: str = SOURCE, flags: tuple[str, ...] = ()) -> list[dict]:
     done = subprocess.run(
-        [shim.ruby(), "-rjson", "-e", PARSE, str(shim.script().parent / "symbols.rb")],
-        input=SOURCE, capture_output=True, text=True, check=True,
+        [shim.ruby(), *flags, "-rjson", "-e", PARSE, str(shim.script().parent / "symbols.rb")],
+        input=source, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return json.loads(done.stdout)
 
@@ -43,3 +62,52 @@ def test_nested_definitions_get_their_full_owner_and_lines():
     assert ("method", "Outer::Middle::Sibling", "here", False) in found
     assert ("method", "TopLevel", "top", False) in found
     assert not any("Outer::Outer" in (r["owner"] or "") for r in records())
+
+
+CALLS = '''class Calls
+  attr_reader :base
+  # a comment after a one-line definition
+  attr_accessor(:left, :right)
+  attr_reader(
+    :first,
+    :last
+  )
+  define_method("#{kind}_action") { 1 }
+  attr_writer :"quoted", :"inter#{polated}"
+  define_method(:with_block) do |a|
+    a
+  end
+  def outer
+    Class.new { def inner; end }
+    define_method(:made_at_run_time) { 3 }
+  end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_calls_that_define_methods_end_on_their_last_line_and_only_static_names_count(backend):
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {r["name"]: (r["line"], r["end_line"]) for r in records(CALLS, flags) if r["kind"] == "method"}
+    assert found == {
+        "base": (2, 2),
+        "left": (4, 4),
+        "right": (4, 4),
+        "first": (5, 8),
+        "last": (5, 8),
+        "quoted": (10, 10),
+        "with_block": (11, 13),
+        "outer": (14, 17),
+    }
+
+
+def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():
+    done = subprocess.run(
+        [shim.ruby(), *prism_flags(), str(Path(__file__).with_name("symbols_backends.rb")),
+         str(shim.script().parent), *BUNDLED_GEMS],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["backend"] == "prism"
+    assert report["files"] > 200 and report["records"] > 4_000
+    assert report["differing"] == []

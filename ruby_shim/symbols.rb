@@ -175,13 +175,13 @@ module GemdocShim
         node.is_a?(Array) && node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") ? node[1] : node.to_s
       end
 
-      # The first position found depth-first: the line a name was written on.
-      def name_line(node)
+      # The first position found depth-first (the last, from the end): the line a name was written on.
+      def name_line(node, from_end: false)
         return nil unless node.is_a?(Array)
         return node[2][0] if node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") && node[2].is_a?(Array)
 
-        node.each do |child|
-          found = name_line(child)
+        (from_end ? node.reverse_each : node.each).each do |child|
+          found = name_line(child, from_end: from_end)
           return found if found
         end
         nil
@@ -207,19 +207,8 @@ module GemdocShim
       def definer(name, ident, args)
         return unless ATTR_CALLS.include?(name) || name == "define_method"
 
-        last = args[0] == :arg_paren ? args[2] : last_line(args) if args.is_a?(Array)
+        last = args[0] == :arg_paren ? args[2] : name_line(args, from_end: true) if args.is_a?(Array)
         [:gd_call, name, name_line(ident), last || name_line(ident), static_names(args)]
-      end
-
-      def last_line(node)
-        return nil unless node.is_a?(Array)
-        return node[2][0] if node[0].is_a?(Symbol) && node[0].to_s.start_with?("@") && node[2].is_a?(Array)
-
-        node.reverse_each do |child|
-          found = last_line(child)
-          return found if found
-        end
-        nil
       end
 
       # The names given as plain symbols or strings; an interpolated name is not known until run time.

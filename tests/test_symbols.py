@@ -81,6 +81,8 @@ CALLS = '''class Calls
     Class.new { def inner; end }
     define_method(:made_at_run_time) { 3 }
   end
+  attr_reader :one,
+              :two
 end
 '''
 
@@ -98,6 +100,8 @@ def test_calls_that_define_methods_end_on_their_last_line_and_only_static_names_
         "quoted": (10, 10),
         "with_block": (11, 13),
         "outer": (14, 17),
+        "one": (18, 19),
+        "two": (18, 19),
     }
 
 

@@ -80,7 +80,7 @@ def pool(bundle: ask.Bundle, ctx: Context, text: str) -> tuple[list[searcher.Hit
         return [], np.zeros((0, len(LEXICAL)))
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     raw = searcher._score(found.plan, scope)[0]
-    gem_match, top_raw = _gem_match(raw, ctx), max(raw.values())
+    gem_match, top_raw = _gem_match(raw, ctx), max(raw.values(), default=1.0)
     fields = searcher.explain(bundle.conn, found.plan, found.hits)
     kept = max(1, len(found.plan.kept))
     rows = []
@@ -103,7 +103,7 @@ def _gem_match(raw: dict[int, float], ctx: Context) -> dict[str, float]:
     for rowid, score in raw.items():
         per_gem.setdefault(ctx.gem_of(rowid), []).append(score)
     sums = {gem: sum(heapq.nlargest(GEM_TOP, scores)) for gem, scores in per_gem.items()}
-    best = max(sums.values())
+    best = max(sums.values(), default=1.0)
     return {gem: s / best for gem, s in sums.items()}
 
 

@@ -257,8 +257,9 @@ def _ceiling(c: dict) -> list[str]:
         f"re-ranker above, even one fitted on the questions it is graded on, is {best:.3f}: {verdict} the shipped "
         f"ranking. An accepted answer ranked first holds a median {held['first']:.2f} of its question's rarity; one "
         f"in the pool but not first ({held['not_first_n']} questions) holds {held['not_first']:.2f}, a word or two "
-        "(`compare two floats allowing a small tolerance` → `assert_in_delta`). More first places need a ranker that knows what words mean (a cross-encoder or "
-        "a stronger embedding model than the one in `../shared/models`).",
+        "(`compare two floats allowing a small tolerance` → `assert_in_delta`). More first places need a stronger "
+        "signal of what the words mean than this model's cosine, such as a cross-encoder re-ranker; none can be "
+        "downloaded on this machine.",
         "",
     ]
     return lines

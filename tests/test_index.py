@@ -157,7 +157,10 @@ def _wait_for_complete_gems(count: int, deadline: float) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_interrupted_index_leaves_a_consistent_store_and_resumes(example_project, sig):
     cmd = [sys.executable, "-m", "gemdoc", "index", "--all", "--jobs", "1", "--project", str(example_project)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell without job control starts background jobs with SIGINT ignored, and children inherit
+    # that; the child gets the default disposition whatever launched pytest.
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     _wait_for_complete_gems(2, time.monotonic() + 60)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)

@@ -19,7 +19,7 @@ import common  # noqa: E402
 import ruler  # noqa: E402
 
 from gemdoc import ask, embed, hybrid, indexer, models, vectors  # noqa: E402
-from gemdoc.embedder import Embedder  # noqa: E402
+from gemdoc.encoder import Embedder  # noqa: E402
 
 MODELS = common.ROOT.parent.parent / "shared" / "models"
 RULER_MODEL = "all-MiniLM-L6-v2-onnx-int8"  # the ruler's store already holds this model's vectors

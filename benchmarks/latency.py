@@ -25,7 +25,7 @@ import ruler  # noqa: E402
 
 from gemdoc import paths, project, store  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
-from gemdoc.chunks import Chunk  # noqa: E402
+from gemdoc.chunk import Chunk  # noqa: E402
 from gemdoc.store import GemRecord, Writer  # noqa: E402
 
 GEM_SIZE = 1000

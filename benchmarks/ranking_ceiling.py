@@ -36,7 +36,7 @@ import ruler  # noqa: E402
 
 from gemdoc import ask, models, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
-from gemdoc.embedder import Embedder  # noqa: E402
+from gemdoc.encoder import Embedder  # noqa: E402
 
 POOL = 50
 DEPTHS = (1, 3, 10, 50)

@@ -24,7 +24,7 @@ import common  # noqa: E402
 
 from gemdoc import ask, embed, indexer, models, paths, project, render, store, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
-from gemdoc.embedder import Embedder  # noqa: E402
+from gemdoc.encoder import Embedder  # noqa: E402
 
 KINDS = ("howto", "api", "identifier", "version")
 LOCATION_GEMS = ("rake", "rack", "activerecord")  # the share of ri methods given a file:line

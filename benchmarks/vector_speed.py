@@ -31,7 +31,7 @@ MODELS = common.ROOT.parent.parent / "shared" / "models"
 EMBED_SAMPLE = """
 import json, sys, time, resource
 from gemdoc.embed import STEP
-from gemdoc.embedder import Embedder
+from gemdoc.encoder import Embedder
 from gemdoc.models import ModelSpec
 texts = sorted(json.load(open(sys.argv[2])), key=len)  # as `gemdoc embed` orders and steps through them
 embedder = Embedder(ModelSpec("sentence-transformers/all-MiniLM-L6-v2", __import__("pathlib").Path(sys.argv[1])))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gemdoc import hybrid, paths, project, store, uri
 from gemdoc import show as shower
-from gemdoc import query as q
+from gemdoc import terms as q
 from gemdoc import search as searcher
 from gemdoc.errors import GemdocError
 from gemdoc.evidence import Evidence

@@ -209,7 +209,7 @@ def _embed_progress():
 def _vector_arm(bundle, required: bool):
     """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
     from gemdoc import vectors
-    from gemdoc.embedder import Embedder, NoModel
+    from gemdoc.encoder import Embedder, NoModel
     from gemdoc.models import configured
 
     if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
@@ -281,9 +281,9 @@ def status(project_dir, as_json) -> None:
 @click.option("--no-auto-index", is_flag=True, help="Set up without the Bundler plugin; run `gemdoc index` yourself.")
 def init(project_dir, no_auto_index) -> None:
     """Set up this project: .gemdoc.yml, trust, and the Bundler plugin that indexes on install."""
-    from gemdoc import project_init
+    from gemdoc import bootstrap
 
-    for line in project_init.init(_project(project_dir, explicit=False), auto_index=not no_auto_index):
+    for line in bootstrap.init(_project(project_dir, explicit=False), auto_index=not no_auto_index):
         click.echo(line)
 
 

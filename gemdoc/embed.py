@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemdoc import models, paths, project, store, vectors
-from gemdoc.embedder import Embedder
+from gemdoc.encoder import Embedder
 from gemdoc.errors import GemdocError
 from gemdoc.indexer import writer_lock
 

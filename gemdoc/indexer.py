@@ -21,8 +21,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import chunker, lockfile, locations, manifest, paths, prose, ri, store
-from gemdoc.chunks import Chunk
+from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store
+from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
 
@@ -245,7 +245,7 @@ def prepare(loc: locations.GemLocation, digest: str, all_languages: bool) -> Pre
     if loc.files is None:
         for doc in prose.discover(loc.root, all_languages):
             text = doc.path.read_text(encoding="utf-8", errors="replace")
-            prepared.chunks.extend(chunker.chunk_document(text, doc.relative, doc.source_type))
+            prepared.chunks.extend(splitter.chunk_document(text, doc.relative, doc.source_type))
     prepared.seconds = time.monotonic() - start
     return prepared
 

@@ -42,7 +42,7 @@ class Session:
         if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
             return None, None
         if self.embedder is None:
-            from gemdoc.embedder import Embedder
+            from gemdoc.encoder import Embedder
             from gemdoc.models import configured
 
             self.embedder = Embedder(configured(bundle.root))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemdoc import files, paths, shim, symbols
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError
 from gemdoc.locations import GemLocation
 

@@ -33,7 +33,7 @@ import threading
 from dataclasses import dataclass, field
 
 from gemdoc import evidence
-from gemdoc import query as q
+from gemdoc import terms as q
 from gemdoc.stopwords import ENGLISH
 from gemdoc.store import FTS_COLUMNS, TOKENIZER
 

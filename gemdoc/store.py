@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemdoc import __version__
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 from gemdoc.errors import StoreError
 
 SCHEMA_VERSION = 2

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gemdoc import embed, lockfile, paths, skills, uri
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 from gemdoc.cli import main
 from gemdoc.store import GemRecord, Writer
 

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from gemdoc import embed, hybrid, lockfile, models, paths, vectors
 from gemdoc import search as searcher
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 from gemdoc.cli import main
-from gemdoc import embedder
-from gemdoc.embedder import Embedder
+from gemdoc import encoder
+from gemdoc.encoder import Embedder
 from gemdoc.errors import GemdocError
 from gemdoc.store import GemRecord, Writer
 
@@ -182,10 +182,10 @@ def test_gemdocs_own_encoder_equals_fastembed(model, monkeypatch):
     spec = models.configured()
     ours = Embedder(spec)
     assert type(ours.model).__name__ == "OnnxEncoder"
-    fastembed_model = embedder._load(spec, allow_download=False)
+    fastembed_model = encoder._load(spec, allow_download=False)
     assert type(fastembed_model).__name__ == "TextEmbedding"
     for text in ["retry a job only three times", "Rack::Utils.escape_html " * 60, "日本語", "", "x"]:
-        theirs = next(iter(fastembed_model.embed([text[: embedder.MAX_CHARS]], batch_size=1)))
+        theirs = next(iter(fastembed_model.embed([text[: encoder.MAX_CHARS]], batch_size=1)))
         assert float(abs(ours.embed_query(text) - theirs).max()) < 1e-5, text
 
 
@@ -215,7 +215,7 @@ def test_search_and_query_load_only_what_they_need(bundle):
 def test_a_vector_does_not_depend_on_its_batch(model, batches):
     """Texts of one token length share a batch only when the model gives them the same vector
     there as alone; the int8 model's dynamic quantization does not, so it embeds one by one."""
-    encoder = embedder.OnnxEncoder(model, "mean")
+    encoder = encoder.OnnxEncoder(model, "mean")
     texts = ["one two three", "four five six", "a longer text about retrying jobs", "x", "one two three"]
     together = list(encoder.embed(texts, batch_size=64))
     assert encoder.batches_exactly is batches

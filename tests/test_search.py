@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemdoc import paths, query, store
+from gemdoc import paths, store, terms
 from gemdoc import search as searcher
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 from gemdoc.store import GemRecord, Writer
 
 
@@ -110,23 +110,23 @@ def test_random_text_never_raises(text):
 
 
 def test_query_terms_are_always_quoted():
-    assert query.terms('Puma::Server "OR" NEAR(x) a-b') == ["puma", "server", "or", "near", "x", "a", "b"]
-    assert query.quote('say "hi"') == '"say ""hi"""'
-    assert len(query.terms("word " * 1000 + " ".join(f"w{i}" for i in range(100)))) <= query.MAX_TERMS
+    assert terms.terms('Puma::Server "OR" NEAR(x) a-b') == ["puma", "server", "or", "near", "x", "a", "b"]
+    assert terms.quote('say "hi"') == '"say ""hi"""'
+    assert len(terms.terms("word " * 1000 + " ".join(f"w{i}" for i in range(100)))) <= terms.MAX_TERMS
 
 
 def test_identifier_recognition():
-    assert query.identifier("Rack::Utils.parse_nested_query").full_names == (
+    assert terms.identifier("Rack::Utils.parse_nested_query").full_names == (
         "Rack::Utils.parse_nested_query", "Rack::Utils::parse_nested_query",
     )  # fmt: skip
-    assert query.identifier("sidekiq_options").name == "sidekiq_options"
-    assert query.identifier("Puma::Server").name == "server"
-    assert query.identifier("how do I retry") is None
-    assert query.identifier("retry") is None  # a plain word is a keyword
+    assert terms.identifier("sidekiq_options").name == "sidekiq_options"
+    assert terms.identifier("Puma::Server").name == "server"
+    assert terms.identifier("how do I retry") is None
+    assert terms.identifier("retry") is None  # a plain word is a keyword
 
 
 def test_version_numbers_are_phrases():
-    assert query.versions("what changed in rake 13.0.6 or 7.1.rc2") == ["13 0 6", "7 1 rc2"]
+    assert terms.versions("what changed in rake 13.0.6 or 7.1.rc2") == ["13 0 6", "7 1 rc2"]
 
 
 def test_search_runs_in_any_thread(conn):
@@ -186,7 +186,7 @@ def test_an_api_named_inside_a_question_counts_more():
 
 def test_apis_named_in_a_question():
     def named(text):
-        found = query.named_in(text)
+        found = terms.named_in(text)
         return [i.full_names for _, i in found.words], [i.full_names for _, i in found.pairs]
 
     assert named("has_many dependent option") == ([("has_many",)], [])
@@ -222,6 +222,6 @@ def test_a_named_api_is_matched_on_whole_name_segments():
     writer.close()
     conn = store.connect(paths.store_path())
     scores = dict.fromkeys((i for (i,) in conn.execute("SELECT id FROM chunks WHERE title LIKE '%Job'")), 1.0)
-    searcher._weigh_named(conn, query.named_in("Sidekiq::Job background work"), scores)
+    searcher._weigh_named(conn, terms.named_in("Sidekiq::Job background work"), scores)
     titles = {conn.execute("SELECT title FROM chunks WHERE id = ?", [i]).fetchone()[0]: s for i, s in scores.items()}
     assert titles == {"Sidekiq::Job": searcher.NAMED_FACTOR, "NotSidekiq::Job": 1.0}

@@ -3,7 +3,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gemdoc import chunker
+from gemdoc import splitter
 
 MD = """Intro before any heading.
 
@@ -34,7 +34,7 @@ def titles(chunks):
 
 
 def test_markdown_headings_fences_and_setext():
-    chunks = chunker.chunk_document(MD, "README.md", "readme")
+    chunks = splitter.chunk_document(MD, "README.md", "readme")
     assert titles(chunks) == ["README.md", "Guide", "Guide > Setext title", "Guide > Deeper"]
     guide = chunks[1]
     assert "# a comment, not a heading" in guide.body and "# indented code" in guide.body
@@ -43,13 +43,13 @@ def test_markdown_headings_fences_and_setext():
 
 
 def test_a_heading_without_text_or_children_is_kept():
-    chunks = chunker.chunk_document("# Top\n## Empty leaf\n## Full\ntext\n", "a.md", "doc")
+    chunks = splitter.chunk_document("# Top\n## Empty leaf\n## Full\ntext\n", "a.md", "doc")
     assert titles(chunks) == ["Top > Empty leaf", "Top > Full"]
 
 
 def test_rdoc_headings_and_verbatim():
     text = "= Title\n\nIntro.\n\n== Part\n\nText.\n\n  = verbatim, not a heading\n\n=== Sub\nMore.\n"
-    chunks = chunker.chunk_document(text, "doc/guide.rdoc", "doc")
+    chunks = splitter.chunk_document(text, "doc/guide.rdoc", "doc")
     assert titles(chunks) == ["Title", "Title > Part", "Title > Part > Sub"]
     assert "= verbatim, not a heading" in chunks[1].body
 
@@ -57,22 +57,22 @@ def test_rdoc_headings_and_verbatim():
 def test_long_sections_split_on_paragraphs_with_suffix():
     paragraphs = [f"Paragraph {i} " + "word " * 80 for i in range(12)]
     text = "# Long\n\n" + "\n\n".join(paragraphs)
-    chunks = chunker.chunk_document(text, "guide.md", "guides")
+    chunks = splitter.chunk_document(text, "guide.md", "guides")
     assert len(chunks) > 2
     assert all(re.fullmatch(rf"Long · \d+/{len(chunks)}", c.title) for c in chunks)
-    assert all(len(c.body) <= chunker.TARGET for c in chunks)
+    assert all(len(c.body) <= splitter.TARGET for c in chunks)
     assert all(c.body.startswith("Paragraph") for c in chunks)  # cut between paragraphs
     assert {c.heading for c in chunks} == {"Long"}
 
 
 def test_one_enormous_line_is_cut_not_dropped():
     text = "# Big\n\n" + "x" * 5000
-    chunks = chunker.chunk_document(text, "big.md", "doc")
+    chunks = splitter.chunk_document(text, "big.md", "doc")
     assert "".join(c.body for c in chunks) == "x" * 5000
 
 
 def test_links_and_markup_are_removed_from_titles():
-    chunks = chunker.chunk_document("# Use [the API](http://x) `now`\n\ntext\n", "a.md", "doc")
+    chunks = splitter.chunk_document("# Use [the API](http://x) `now`\n\ntext\n", "a.md", "doc")
     assert chunks[0].title == "Use the API now"
 
 
@@ -97,7 +97,7 @@ def _words(text: str) -> list[str]:
 def test_no_text_is_dropped(lines, name):
     """Every word of the input is in some chunk's body or title."""
     text = "\n".join(lines)
-    chunks = chunker.chunk_document(text, name, "doc")
+    chunks = splitter.chunk_document(text, name, "doc")
     kept = set()
     for c in chunks:
         kept.update(_words(c.body))

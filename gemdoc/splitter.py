@@ -8,7 +8,7 @@ No text is dropped: every non-blank line of the input lands in some chunk.
 import re
 from dataclasses import dataclass
 
-from gemdoc.chunks import Chunk
+from gemdoc.chunk import Chunk
 
 TARGET = 1500
 ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")

@@ -18,7 +18,8 @@ DEBIAN_PACKAGES = (
     "ruby-connection-pool ruby-mustermann ruby-nokogiri ruby-zeitwerk ruby-concurrent ruby-i18n ruby-tzinfo "
     "ruby-kramdown ruby-rouge ruby-mail ruby-builder ruby-erubi ruby-addressable ruby-public-suffix "
     "ruby-rack-test ruby-diff-lcs ruby-webmock ruby-vcr ruby-sequel ruby-tilt ruby-excon ruby-httparty "
-    "ruby-multi-json ruby-loofah ruby-dry-inflector ruby-factory-bot"
+    "ruby-multi-json ruby-loofah ruby-dry-inflector ruby-factory-bot "
+    "rubocop puma ruby-devise ruby-pg ruby-jbuilder ruby-bootsnap ruby-rspec-rails ruby-capybara ruby-pundit ruby-kaminari"
 ).split()
 
 

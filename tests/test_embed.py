@@ -215,9 +215,9 @@ def test_search_and_query_load_only_what_they_need(bundle):
 def test_a_vector_does_not_depend_on_its_batch(model, batches):
     """Texts of one token length share a batch only when the model gives them the same vector
     there as alone; the int8 model's dynamic quantization does not, so it embeds one by one."""
-    encoder = encoder.OnnxEncoder(model, "mean")
+    onnx = encoder.OnnxEncoder(model, "mean")
     texts = ["one two three", "four five six", "a longer text about retrying jobs", "x", "one two three"]
-    together = list(encoder.embed(texts, batch_size=64))
-    assert encoder.batches_exactly is batches
+    together = list(onnx.embed(texts, batch_size=64))
+    assert onnx.batches_exactly is batches
     for text, vector in zip(texts, together):
-        assert float(abs(next(iter(encoder.embed([text]))) - vector).max()) < 1e-5, text
+        assert float(abs(next(iter(onnx.embed([text]))) - vector).max()) < 1e-5, text

@@ -86,9 +86,16 @@ def _finish(reply: Reply, options: Options) -> Reply:
     return reply
 
 
-def show(conn: sqlite3.Connection, address_text: str, source: bool = False, context: int = 12) -> str:
-    """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it."""
+def show(bundle: Bundle, address_text: str, source: bool = False, context: int = 12) -> str:
+    """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it.
+    Only a gem version in this bundle's scope is shown: the store is shared by every project."""
     address = uri.parse(address_text)
+    if (address.gem, address.version) not in bundle.scope.gems:
+        raise GemdocError(
+            f"{address.gem} {address.version} is not in the index of this project's bundle ({bundle.root}): "
+            "show reads only gems its Gemfile.lock locks; check the URI, or `gemdoc index`"
+        )
+    conn = bundle.conn
     row = shower.find_chunk(conn, address)
     if row is not None and not source:
         return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))

@@ -86,6 +86,8 @@ def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=F
 
     progress = None if quiet else _progress_printer()
     report = indexer.index_project(project, scope, all_languages, jobs, dry_run, force, progress, rebuild)
+    for line in report.malformed:
+        click.echo(f"gemdoc: {line}", err=True)
     click.echo(_summary(report))
     if any(o.outcome == "failed" for o in report.outcomes):
         sys.exit(2)
@@ -255,14 +257,15 @@ def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, ve
 
 @main.command()
 @click.argument("address", metavar="URI")
+@PROJECT
 @click.option("--source", is_flag=True, help="Print the source lines around the location instead of the chunk.")
 @click.option("--context", type=click.IntRange(0, 200, clamp=True), default=12, show_default=True,
               help="Source lines on each side of the location.")  # fmt: skip
-def show(address, source, context) -> None:
+def show(address, project_dir, source, context) -> None:
     """Print the chunk a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, or its source lines."""
-    from gemdoc import ask, paths, store
+    from gemdoc import ask
 
-    click.echo(ask.show(store.connect(paths.store_path()), address, source, context))
+    click.echo(ask.show(ask.open_bundle(_project(project_dir)), address, source, context))
 
 
 @main.command()

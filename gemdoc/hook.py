@@ -10,7 +10,11 @@ from gemdoc import indexer, lockfile, manifest, trust
 
 
 def run(project: Path, bundler_lockfile: Path | None = None) -> list[str]:
-    """The lines to print; empty when the index already matches the lockfile."""
+    """The lines to print; empty when the index already matches the lockfile. Trust is checked
+    first: nothing of an untrusted project (manifest, lockfile) is read."""
+    verdict = trust.verdict(project)
+    if not verdict.trusted:
+        return [f"not indexing: {verdict.reason}"]
     saved = manifest.load(project)
     if not saved.auto_index:
         return []
@@ -20,10 +24,8 @@ def run(project: Path, bundler_lockfile: Path | None = None) -> list[str]:
     lock = lockfile.load(lock_path)
     if indexer.lockfile_unchanged(project, lock, saved, saved.scope, saved.all_languages):
         return []
-    verdict = trust.verdict(project)
-    if not verdict.trusted:
-        return [f"not indexing: {verdict.reason}"]
-    return _summary(indexer.index_project(project, versions_only=True))
+    report = indexer.index_project(project, versions_only=True)
+    return report.malformed + _summary(report)
 
 
 def _summary(report: indexer.IndexReport) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store
+from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
@@ -53,6 +53,7 @@ class IndexReport:
     outcomes: list[GemOutcome] = field(default_factory=list)
     seconds: float = 0.0
     discarded: str | None = None  # why reindex threw the old store away
+    malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
 
     def count(self, outcome: str) -> int:
         return sum(1 for o in self.outcomes if o.outcome == outcome)
@@ -96,7 +97,7 @@ def index_project(
     saved = manifest.load(project)
     scope = scope or saved.scope
     langs = saved.all_languages if all_languages is None else all_languages
-    report = IndexReport(project, lock.sha256, scope, dry_run=dry_run)
+    report = IndexReport(project, lock.sha256, scope, dry_run=dry_run, malformed=lock.malformed)
     start = time.monotonic()
     if not force and lockfile_unchanged(project, lock, saved, scope, langs):
         report.unchanged_lockfile = True
@@ -105,7 +106,7 @@ def index_project(
     settled = _stored_versions(gems) if versions_only and not force else []
     todo = [g for g in gems if (g.name, g.version) not in settled]
     variants = {g.name: lock.variants(g.name) for g in todo}
-    located = locations.locate(project, todo, variants) if todo else []
+    located = locations.locate(project, todo, variants, trust.verdict(project).trusted) if todo else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
             report.discarded = store.unreadable_reason(paths.store_path())

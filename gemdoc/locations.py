@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from pathlib import Path
 
-from gemdoc import shim
+from gemdoc import files, shim
 from gemdoc.lockfile import LockedGem
 
 LOCATE_TIMEOUT = 120.0
@@ -29,10 +29,14 @@ class GemLocation:
         return f"{self.gem.name} {self.gem.version} is not installed: run `bundle install`"
 
 
-def locate(project: Path, gems: list[LockedGem], variants: dict[str, list[LockedGem]]) -> list[GemLocation]:
-    """One location per gem; platform variants are tried in lockfile order."""
+def locate(
+    project: Path, gems: list[LockedGem], variants: dict[str, list[LockedGem]], trusted: bool
+) -> list[GemLocation]:
+    """One location per gem; platform variants are tried in lockfile order. Only in a ``trusted``
+    project does the shim evaluate the gemspecs the project controls (``path:`` gems, its own
+    bundle path): a gemspec is Ruby code."""
     tries = [v for g in gems for v in variants.get(g.name, [g])]
-    request = {"project": str(project), "gems": [_request(g) for g in tries]}
+    request = {"project": str(project), "evaluate": trusted, "gems": [_request(g) for g in tries]}
     answers = shim.call("locate", request, timeout=LOCATE_TIMEOUT)["gems"]
     by_gem: dict[str, GemLocation] = {}
     for gem, answer in zip(tries, answers):
@@ -54,11 +58,13 @@ def _request(gem: LockedGem) -> dict:
 
 
 def _location(gem: LockedGem, answer: dict) -> GemLocation:
+    root = Path(answer["dir"]) if answer.get("dir") else None
+    listed = answer.get("files")
     return GemLocation(
         gem=gem,
         status=answer.get("status", "error"),
-        root=Path(answer["dir"]) if answer.get("dir") else None,
-        files=answer.get("files"),
+        root=root,
+        files=None if listed is None or root is None else [f for f in listed if files.within(root, f)],
         ri_dir=Path(answer["ri_dir"]) if answer.get("ri_dir") else None,
         layout=answer.get("layout", "gem"),
         reason=answer.get("reason"),

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemdoc import files
 from gemdoc.errors import LockfileError
 
 SOURCE_SECTIONS = {"GEM": "gem", "PATH": "path", "GIT": "git"}
@@ -12,6 +13,13 @@ SPEC_LINE = re.compile(r"^    (?P<name>[^\s(]+) \((?P<version>[^)\s]+)\)$")
 DEP_LINE = re.compile(r"^  (?P<name>[^\s(!]+)(?: \([^)]*\))?(?P<pinned>!)?$")
 # RubyGems versions contain no "-"; whatever follows the first one is a platform.
 VERSION = re.compile(r"^(?P<version>[0-9][0-9A-Za-z.]*)(?:-(?P<platform>.+))?$")
+# What RubyGems itself accepts (Gem::SpecificationPolicy, Gem::Version, Gem::Platform): a name,
+# version, platform or git revision outside these never reaches a path, a glob or the shim.
+GEM_NAME = re.compile(r"\A(?=[^._-])(?=.*[A-Za-z])[A-Za-z0-9._-]+\Z")
+GEM_VERSION = re.compile(r"\A[0-9]+(\.[0-9A-Za-z]+)*\Z")
+PLATFORM = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+REVISION = re.compile(r"\A[0-9a-f]{7,40}\Z")
+MAX_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,7 @@ class Lockfile:
     gems: list[LockedGem] = field(default_factory=list)
     direct: list[str] = field(default_factory=list)
     bundled_with: str | None = None
+    malformed: list[str] = field(default_factory=list)  # one line per spec skipped, naming its line
 
     def select(self, include_transitive: bool) -> list[LockedGem]:
         """The gems in scope, one per name (the first platform variant listed)."""
@@ -62,9 +71,11 @@ def find(project: Path) -> Path:
 
 def load(path: Path) -> Lockfile:
     try:
-        raw = path.read_bytes()
+        raw = files.read_capped(path, MAX_BYTES)
     except OSError as exc:
         raise LockfileError(f"cannot read {path}: {exc.strerror}; check the path and its permissions") from exc
+    except ValueError as exc:
+        raise LockfileError(f"{path} {exc}, too much for a lockfile; regenerate it with `bundle lock`") from exc
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -105,6 +116,19 @@ def _parse_line(lock: Lockfile, section: str, source: dict, line: str, number: i
         lock.bundled_with = line.strip()
 
 
+def invalid(gem: LockedGem) -> str | None:
+    """Why RubyGems would not accept this spec's name, version, platform or git revision, or None."""
+    if not GEM_NAME.match(gem.name):
+        return "not a gem name: letters, digits, '.', '-' and '_', with a letter, not starting with '.', '-' or '_'"
+    if not GEM_VERSION.match(gem.version):
+        return "not a gem version"
+    if gem.platform is not None and not PLATFORM.match(gem.platform):
+        return "not a gem platform"
+    if gem.source == "git" and not REVISION.match(gem.revision or ""):
+        return "its GIT source has no hexadecimal revision"
+    return None
+
+
 def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> None:
     stripped = line.strip()
     if line.startswith("      "):  # a spec's own dependency
@@ -114,16 +138,19 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         version = VERSION.match(match["version"]) if match else None
         if not match or not version:
             raise LockfileError(f"{lock.path}:{number}: unreadable spec {stripped!r}; regenerate with `bundle lock`")
-        lock.gems.append(
-            LockedGem(
-                name=match["name"],
-                version=version["version"],
-                platform=version["platform"],
-                source=source["type"],
-                remote=source["remote"],
-                revision=source["revision"],
-            )
+        gem = LockedGem(
+            name=match["name"],
+            version=version["version"],
+            platform=version["platform"],
+            source=source["type"],
+            remote=source["remote"],
+            revision=source["revision"],
         )
+        problem = invalid(gem)
+        if problem:
+            lock.malformed.append(f"{lock.path}:{number}: malformed lockfile entry {stripped[:200]!r} ({problem}); skipped")
+        else:
+            lock.gems.append(gem)
         return
     key, _, value = stripped.partition(":")
     if key in ("remote", "revision"):

@@ -39,15 +39,20 @@ def path_for(project: Path) -> Path:
 
 def load(project: Path) -> Manifest:
     path = path_for(project)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Manifest()
-    import yaml  # here, not at the top: `gemdoc search` imports this module and rarely needs yaml
+    from gemdoc import yamlfile  # here, not at the top: `gemdoc search` imports this module and rarely needs yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise GemdocError(f"{path} is not valid YAML ({type(exc).__name__}): fix it or delete it") from exc
+        data = yamlfile.load(path) or {}
+    except yamlfile.Unreadable as exc:
+        raise GemdocError(f"{path} {exc}: fix it or delete it") from exc
+    except OSError as exc:
+        raise GemdocError(f"cannot read {path}: {exc.strerror}; fix its permissions or delete it") from exc
     if not isinstance(data, dict) or data.get("scope", "direct") not in SCOPES:
         raise GemdocError(f"{path} is malformed (scope must be one of {', '.join(SCOPES)}): fix it or delete it")
+    if any(isinstance(data.get(k), (dict, list)) for k in GATED):
+        raise GemdocError(f"{path} is malformed ({' and '.join(GATED)} must be plain values): fix it or delete it")
     return Manifest(
         lockfile_sha256=data.get("lockfile_sha256"),
         scope=data.get("scope", "direct"),

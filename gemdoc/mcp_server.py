@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from gemdoc import __version__, ask, paths, project, render, status, store
+from gemdoc import __version__, ask, paths, project, render, status
 from gemdoc.errors import GemdocError
 
 INSTRUCTIONS = (
@@ -95,7 +95,7 @@ def build(start: Path) -> MCPServer:
     @guarded
     def show(uri: str, source: bool = False, context: int = 12) -> str:
         """The full chunk a result's uri (gemdoc://GEM@VERSION/PATH#L12) names, or the source lines around it."""
-        text = ask.show(store.connect(paths.store_path()), uri, source, context)
+        text = ask.show(session.bundle(), uri, source, context)
         return json.dumps({"uri": uri, "text": text}, ensure_ascii=False)
 
     @server.tool(name="status")

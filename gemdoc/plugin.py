@@ -15,9 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from gemdoc import paths, shim
+from gemdoc import paths, shim, yamlfile
 from gemdoc.errors import GemdocError
 
 NAME = "bundler-gemdoc"
@@ -100,9 +98,10 @@ def _user_plugin_root() -> Path:
 
 
 def _read_yaml(path: Path) -> dict:
+    """A Bundler settings file, or {} when there is none or it is not one gemdoc will read."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        data = yamlfile.load(path)
+    except (OSError, yamlfile.Unreadable):
         return {}
     return data if isinstance(data, dict) else {}
 

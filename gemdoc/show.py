@@ -3,6 +3,7 @@
 import sqlite3
 from pathlib import Path
 
+from gemdoc import files
 from gemdoc.errors import GemdocError
 from gemdoc.uri import Address
 
@@ -31,14 +32,29 @@ def gem_root(conn: sqlite3.Connection, address: Address) -> Path:
     return Path(row[0])
 
 
+def gem_file(conn: sqlite3.Connection, address: Address) -> Path:
+    """The installed file an address names, only when it is one of the files gemdoc indexed from
+    that gem (so a default gem, whose root is Ruby's whole lib dir, shows its own files only) and
+    it lies below the gem's root with no symlink on the way."""
+    root = gem_root(conn, address)
+    indexed = conn.execute(
+        "SELECT 1 FROM chunks WHERE gem = ? AND version = ? AND file = ? LIMIT 1",
+        [address.gem, address.version, address.path],
+    ).fetchone()
+    path = files.within(root, address.path) if indexed else None
+    if path is None:
+        raise GemdocError(
+            f"{address.path[:200]} is not a file of {address.gem} {address.version} that gemdoc indexed: "
+            "show --source reads only those; check the URI"
+        )
+    return path
+
+
 def source_lines(conn: sqlite3.Connection, address: Address, line: int | None, context: int) -> str:
     """Lines ``line - context .. line + context`` of the installed file, numbered."""
     if not address.path:
         raise GemdocError("this result has no source file to show")
-    root = gem_root(conn, address)
-    path = (root / address.path).resolve()
-    if not path.is_relative_to(root.resolve()) or not path.is_file():
-        raise GemdocError(f"{address.path} is not a file of {address.gem} {address.version} (looked in {root})")
+    path = gem_file(conn, address)
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     context = max(0, min(context, MAX_CONTEXT))
     centre = min(max(line or 1, 1), max(len(lines), 1))

@@ -14,14 +14,19 @@ module GemdocShim
   module Locate
     module_function
 
+    # A gemspec is Ruby. Unless the request says the project is trusted ("evaluate"), no
+    # gemspec the project controls (its path: gems, its own bundle path) is loaded: a gem is
+    # then found by its file names alone.
     def run(request)
       project = File.expand_path(request.fetch("project"))
       bundle_path = bundler_install_path(project)
       roots = ([bundle_path, vendor_bundle(project)] + Gem.path).compact.uniq
+      # nil: every gemspec may be evaluated; else the roots whose gemspecs may not.
+      untrusted = request["evaluate"] ? nil : [bundle_path, vendor_bundle(project)].compact - Gem.path
       {
         "ruby" => RUBY_VERSION,
         "roots" => roots,
-        "gems" => request.fetch("gems").map { |g| locate(g, project, roots, bundle_path) }
+        "gems" => request.fetch("gems").map { |g| locate(g, project, roots, bundle_path, untrusted) }
       }
     end
 
@@ -43,13 +48,13 @@ module GemdocShim
       Dir.glob(File.join(project, "vendor", "bundle", "ruby", "*")).first
     end
 
-    def locate(gem, project, roots, bundle_path)
+    def locate(gem, project, roots, bundle_path, untrusted)
       base = {"name" => gem["name"], "version" => gem["version"]}
       found =
         case gem["source"]
-        when "path" then path_gem(gem, project)
+        when "path" then path_gem(gem, project, evaluate: untrusted.nil?)
         when "git" then git_gem(gem, bundle_path)
-        else installed_gem(gem, roots)
+        else installed_gem(gem, roots, untrusted || [])
         end
       base.merge(found || {"status" => "missing"})
     rescue StandardError, ScriptError => e
@@ -62,21 +67,34 @@ module GemdocShim
 
     # The first copy of exactly this version whose files are on disk; the same
     # version can be registered twice (a default-gem stub and Debian's copy).
-    def installed_gem(gem, roots)
+    def installed_gem(gem, roots, untrusted)
       first = nil
       roots.product(["specifications", "specifications/default"]).each do |root, specs|
         file = File.join(root, specs, "#{full_name(gem)}.gemspec")
         next unless File.file?(file)
 
-        spec = Gem::Specification.load(file)
-        next unless spec && spec.version.to_s == gem["version"]
-
-        found = describe(spec, root: root, default: specs.end_with?("default"))
-        return found if found["status"] == "found"
+        found = untrusted.include?(root) ? unevaluated(gem, root) : evaluated(gem, file, root, specs)
+        return found if found && found["status"] == "found"
 
         first ||= found
       end
       first
+    end
+
+    def evaluated(gem, file, root, specs)
+      spec = Gem::Specification.load(file)
+      return nil unless spec && spec.version.to_s == gem["version"]
+
+      describe(spec, root: root, default: specs.end_with?("default"))
+    end
+
+    # An installed gem found by its file names alone, its gemspec not evaluated.
+    def unevaluated(gem, root)
+      dir = File.join(root, "gems", full_name(gem))
+      return nil unless File.directory?(dir) && !Dir.empty?(dir)
+
+      ri_dir = File.join(root, "doc", full_name(gem), "ri")
+      {"status" => "found", "dir" => dir, "ri_dir" => (File.file?(File.join(ri_dir, "cache.ri")) ? ri_dir : nil)}
     end
 
     def describe(spec, root:, default: false)
@@ -109,12 +127,15 @@ module GemdocShim
       info.merge("status" => "found", "dir" => best.first, "files" => files, "layout" => layout)
     end
 
-    def path_gem(gem, project)
+    # Unless it may ``evaluate`` the gemspec (to check its version), the directory holding
+    # NAME.gemspec is taken as the gem, as for a git: gem.
+    def path_gem(gem, project, evaluate:)
       dir = File.expand_path(gem.fetch("path"), project)
       return nil unless File.directory?(dir)
 
       spec_file = Dir.glob(File.join(dir, "{,*/,*/*/}#{gem['name']}.gemspec")).first
       return {"status" => "found", "dir" => dir, "ri_dir" => nil} unless spec_file
+      return {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil} unless evaluate
 
       spec = Dir.chdir(File.dirname(spec_file)) { Gem::Specification.load(spec_file) }
       return nil unless spec && spec.version.to_s == gem["version"]

@@ -122,15 +122,17 @@ def test_the_reply_fits_its_budget(project):
 
 def test_every_uri_shows_its_chunk(project):
     for result in reply("search", "-C", str(project), "-n", "5", "--no-refusal", "retry job queue")["results"]:
-        shown = cli("show", result["uri"])
+        shown = cli("show", "-C", str(project), result["uri"])
         assert shown.exit_code == 0 and shown.stdout.startswith(result["title"]), (result["uri"], shown.output)
-    source = cli("show", "--source", "--context", "2", uri.make("retrier", "2.0.0", "lib/retry.rb", 40, "x"))
+    line_40 = uri.make("retrier", "2.0.0", "lib/retry.rb", 40, "x")
+    source = cli("show", "-C", str(project), "--source", "--context", "2", line_40)
     assert ">40    def retry_on(error, attempts: 5)" in source.stdout and len(source.stdout.splitlines()) == 6
-    by_title = cli("show", "--source", uri.make("retrier", "2.0.0", "lib/retry.rb", None, "Retry#discard_on"))
+    discard_on = uri.make("retrier", "2.0.0", "lib/retry.rb", None, "Retry#discard_on")
+    by_title = cli("show", "-C", str(project), "--source", discard_on)
     assert by_title.exit_code == 1 and "has no source line" in by_title.output
     for bad, fragment in (("gemdoc://nope@1.0/lib/x.rb#L1", "not in the index"), ("http://x", "not a gemdoc URI"),
                           (uri.make("retrier", "2.0.0", "../../etc/passwd", 1, "x"), "not a file of")):  # fmt: skip
-        result = cli("show", bad)
+        result = cli("show", "-C", str(project), bad)
         assert result.exit_code == 1 and fragment in result.output and "Traceback" not in result.output
 
 

@@ -208,7 +208,7 @@ def test_default_gem_layout_is_located():
     version = subprocess.run(
         ["ruby", "-e", 'print Gem::Specification.find_by_name("timeout").version'], capture_output=True, text=True
     ).stdout
-    loc = locations.locate(paths.data_dir(), [LockedGem("timeout", version)], {})[0]
+    loc = locations.locate(paths.data_dir(), [LockedGem("timeout", version)], {}, trusted=True)[0]
     assert loc.found and loc.layout == "default gem" and "timeout.rb" in loc.files
     assert (loc.root / "timeout.rb").is_file()
 

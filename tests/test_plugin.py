@@ -293,6 +293,7 @@ def test_hook_skips_a_lockfile_gemdoc_does_not_read(tmp_path):
     (project / "Gemfile.lock").write_text("GEM\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n")
     other = project / "Gemfile.next.lock"
     other.write_text((project / "Gemfile.lock").read_text())
+    trust.grant(project, trust.USE)  # the hook asks trust first; this test is about the lockfile check after it
     done = CliRunner().invoke(main, ["hook", "-C", str(project), "--lockfile", str(other)])
     assert done.exit_code == 0 and done.stdout.startswith("skipped: Bundler wrote") and "Gemfile.lock" in done.stdout
     assert not paths.store_path().exists()

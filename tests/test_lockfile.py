@@ -123,3 +123,40 @@ def test_generated_lockfiles_round_trip(specs):
     lines += ["", "DEPENDENCIES"] + [f"  {n}" for n, _, _ in specs]
     lock = lockfile.parse("\n".join(lines) + "\n")
     assert [(g.name, g.version, g.platform) for g in lock.gems] == specs
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("    ../../../../tmp/x (1.0)", "not a gem name"),
+    ("    .hidden (1.0)", "not a gem name"),
+    ("    -rf (1.0)", "not a gem name"),
+    ("    123 (1.0)", "not a gem name"),
+    ("    a*b (1.0)", "not a gem name"),
+    ("    rake (1..0)", "not a gem version"),
+    ("    rake (1.0-../../x)", "not a gem platform"),
+    ("    rake (1.0-.x)", "not a gem platform"),
+])  # fmt: skip
+def test_an_entry_rubygems_would_reject_is_skipped_with_its_line(line, problem):
+    lock = lockfile.parse(f"GEM\n  remote: https://rubygems.org/\n  specs:\n    racc (1.7.3)\n{line}\n\nDEPENDENCIES\n  racc\n")
+    assert [g.name for g in lock.gems] == ["racc"]
+    assert len(lock.malformed) == 1 and lock.malformed[0].startswith("Gemfile.lock:5: malformed lockfile entry")
+    assert problem in lock.malformed[0] and lock.malformed[0].endswith("skipped")
+
+
+def test_a_git_source_without_a_hexadecimal_revision_is_skipped():
+    text = FULL.replace("revision: 0123456789abcdef0123456789abcdef01234567", "revision: ../../../*")
+    lock = lockfile.parse(text)
+    assert "rails" not in [g.name for g in lock.gems] and "mygem" in [g.name for g in lock.gems]
+    assert len(lock.malformed) == 1 and "hexadecimal revision" in lock.malformed[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="./-_aZ09*~", min_size=1, max_size=12), st.text(alphabet="./-_a09", min_size=1, max_size=8))
+def test_a_kept_entry_is_never_a_path(name, version):
+    try:
+        lock = lockfile.parse(f"PATH\n  remote: .\n  specs:\n    {name} ({version})\n\nDEPENDENCIES\n  x\n")
+    except LockfileError:
+        return
+    for gem in lock.gems:
+        text = gem.name + gem.version + (gem.platform or "")
+        assert "/" not in text and "*" not in text and "~" not in text and not gem.name.startswith((".", "-", "_"))
+    assert len(lock.gems) + len(lock.malformed) == 1

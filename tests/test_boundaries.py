@@ -241,3 +241,24 @@ def test_an_untrusted_projects_gemspecs_are_not_evaluated(tmp_path):
     assert gemdoc(project, "trust").returncode == 0
     assert gemdoc(project, "index", "--force").returncode == 0
     assert marker.exists()
+
+
+def test_files_a_gemspec_lists_outside_the_gem_are_never_read(tmp_path):
+    """A default-gem spec in a (trusted) project's vendor/bundle lists a Ruby file far outside the
+    gem: RDoc must never read it, so nothing of it reaches the shared store."""
+    outside = tmp_path / "elsewhere" / "outside.rb"
+    outside.parent.mkdir()
+    outside.write_text("# Zanzibar lists every secret.\nmodule Outside\n  # Zanzibar.\n  def self.zanzibar; end\nend\n")
+    project = tmp_path / "app"
+    specs = project / "vendor" / "bundle" / "ruby" / "3.1.0" / "specifications" / "default"
+    specs.mkdir(parents=True)
+    climb = "lib/" + "../" * 16 + str(outside).lstrip("/")
+    (specs / "sneaky-1.0.gemspec").write_text(
+        f'Gem::Specification.new {{ |s| s.name = "sneaky"; s.version = "1.0"; s.files = ["{climb}"] }}\n'
+    )
+    (project / "Gemfile.lock").write_text("GEM\n  remote: https://rubygems.org/\n  specs:\n    sneaky (1.0)\n\n"
+                                          "PLATFORMS\n  ruby\n\nDEPENDENCIES\n  sneaky\n")  # fmt: skip
+    done = gemdoc(project, "index")
+    assert "Traceback" not in done.stderr and "sneaky 1.0  skipped" in done.stderr, done.stderr
+    found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "zanzibar").stdout or "{}")
+    assert not found.get("results"), found

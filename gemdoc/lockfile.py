@@ -148,7 +148,8 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         )
         problem = invalid(gem)
         if problem:
-            lock.malformed.append(f"{lock.path}:{number}: malformed lockfile entry {stripped[:200]!r} ({problem}); skipped")
+            entry = f"{lock.path}:{number}: malformed lockfile entry {stripped[:200]!r}"
+            lock.malformed.append(f"{entry} ({problem}); skipped")
         else:
             lock.gems.append(gem)
         return

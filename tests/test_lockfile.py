@@ -136,7 +136,8 @@ def test_generated_lockfiles_round_trip(specs):
     ("    rake (1.0-.x)", "not a gem platform"),
 ])  # fmt: skip
 def test_an_entry_rubygems_would_reject_is_skipped_with_its_line(line, problem):
-    lock = lockfile.parse(f"GEM\n  remote: https://rubygems.org/\n  specs:\n    racc (1.7.3)\n{line}\n\nDEPENDENCIES\n  racc\n")
+    text = f"GEM\n  remote: https://rubygems.org/\n  specs:\n    racc (1.7.3)\n{line}\n\nDEPENDENCIES\n  racc\n"
+    lock = lockfile.parse(text)
     assert [g.name for g in lock.gems] == ["racc"]
     assert len(lock.malformed) == 1 and lock.malformed[0].startswith("Gemfile.lock:5: malformed lockfile entry")
     assert problem in lock.malformed[0] and lock.malformed[0].endswith("skipped")

@@ -46,21 +46,22 @@ def ensure_locked(project: Path) -> None:
         subprocess.run(["bundle", "lock", "--local"], cwd=project, check=True, capture_output=True)
 
 
-def fingerprint(conn: sqlite3.Connection, scope: list[tuple[str, str]]) -> dict:
+def fingerprint(conn: sqlite3.Connection, scope: list[int]) -> dict:
+    """Over the scope's store entries (ids, as project.Scope.gems holds them), by gem name and version."""
     digest = hashlib.sha256()
     chunks = 0
-    for name, version in sorted(scope):
+    marks = ",".join("?" * len(scope))
+    gems = sorted(conn.execute(f"SELECT name, version, id FROM gems WHERE id IN ({marks})", scope))
+    for name, version, entry in gems:
         digest.update(f"{name}@{version}\n".encode())
-        for (d,) in conn.execute(
-            "SELECT digest FROM chunks WHERE gem = ? AND version = ? ORDER BY digest", [name, version]
-        ):
+        for (d,) in conn.execute("SELECT digest FROM chunks WHERE entry = ? ORDER BY digest", [entry]):
             digest.update(d.encode())
             chunks += 1
     return {
         "gems": len(scope),
         "chunks": chunks,
         "digest": digest.hexdigest()[:12],
-        "versions": {n: v for n, v in sorted(scope)},
+        "versions": {n: v for n, v, _ in gems},
     }
 
 

@@ -40,9 +40,10 @@ def grade(bundle: ask.Bundle) -> dict:
     known, absent = ruler.load_questions("corpus")
     embedder = Embedder(models.configured())
     matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
+    versions = [gem for gem, (_, state) in bundle.scope.entries.items() if state == "complete"]  # (name, version)
 
     def score(ranker) -> dict:
-        graded = ruler.grade(bundle.conn, bundle.scope.gems, known, absent, ranker)
+        graded = ruler.grade(bundle.conn, versions, known, absent, ranker)
         return {"overall": graded["overall"], "by_kind": graded["by_kind"]}
 
     out = {"model": vectors.stored_identity(bundle.conn), "keyword": score(lambda text: ask.keyword(bundle, text, ruler.OPTIONS))}

@@ -242,12 +242,13 @@ def run(corpus: str, embed_with: Path | None) -> dict:
     project_dir = build(corpus, embed_with)
     known, absent = load_questions(corpus)
     conn = store.connect(paths.store_path())
-    scope = project.scope(conn, project_dir.resolve()).gems
+    own = project.scope(conn, project_dir.resolve())
+    scope = [gem for gem, (_, state) in own.entries.items() if state == "complete"]  # (name, version) pairs
     bundle = ask.open_bundle(project_dir.resolve())
     graded = {name: grade(conn, scope, known, absent, ranker) for name, ranker in arms(bundle).items()}
     result = {
         "corpus": corpus,
-        "fingerprint": common.fingerprint(conn, scope),
+        "fingerprint": common.fingerprint(conn, own.gems),
         "model": vectors.stored_identity(conn) if len(graded) > 1 else None,
         "questions": {"known": len(known), "absent": len(absent), "gems": len({q["gem"] for q in known})},
         "arms": graded,

@@ -87,16 +87,13 @@ def _finish(reply: Reply, options: Options) -> Reply:
 
 
 def show(bundle: Bundle, address_text: str, source: bool = False, context: int = 12) -> str:
-    """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it.
-    Only a gem version in this bundle's scope is shown: the store is shared by every project."""
-    address = uri.parse(address_text)
-    if (address.gem, address.version) not in bundle.scope.gems:
-        raise GemdocError(
-            f"{address.gem} {address.version} is not in the index of this project's bundle ({bundle.root}): "
-            "show reads only gems its Gemfile.lock locks; check the URI, or `gemdoc index`"
-        )
+    """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it,
+    from this project's own entry for the gem version: the store is shared by every project, and
+    show reads only gems this project's Gemfile.lock locks."""
     conn = bundle.conn
-    row = shower.find_chunk(conn, address)
+    address = uri.parse(address_text)
+    entry = shower.entry_of(conn, address, bundle.scope.gems, bundle.root)
+    row = shower.find_chunk(conn, address, entry)
     if row is not None and not source:
         return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))
     line = address.line or (row["line"] if row is not None else None)
@@ -104,4 +101,4 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
         raise GemdocError(f"nothing at {address_text}: no such chunk in {address.gem} {address.version}")
     if address.path is None or line is None:
         raise GemdocError(f"{address_text} has no source line: gemdoc found no Ruby definition for it")
-    return shower.source_lines(conn, address, line, context)
+    return shower.source_lines(conn, address, entry, line, context)

@@ -18,8 +18,8 @@ PROJECT = click.option(
 class Gemdoc(click.Group):
     """Expected failures become one line on stderr and a non-zero exit, never a traceback."""
 
-    ORDER = ("init", "index", "reindex", "search", "query", "vsearch", "show", "embed", "status", "trust", "skill",
-             "mcp", "hook", "version")  # fmt: skip
+    ORDER = ("init", "index", "reindex", "search", "query", "vsearch", "show", "embed", "status", "gc", "trust",
+             "skill", "mcp", "hook", "version")  # fmt: skip
 
     def list_commands(self, ctx) -> list[str]:
         """In the order a user meets them, not alphabetical."""
@@ -277,6 +277,24 @@ def status(project_dir, as_json) -> None:
 
     info = st.gather(project_dir or Path.cwd())
     click.echo(json.dumps(info, indent=2) if as_json else st.text(info))
+
+
+@main.command()
+@DRY_RUN
+def gc(dry_run) -> None:
+    """Remove stored gem versions and ri cache entries that no known project uses (a project
+    whose directory or Gemfile.lock is gone no longer counts), and say how many bytes that frees."""
+    from gemdoc import cleanup
+
+    report = cleanup.collect(dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for kind, names in (("project", report.projects), ("gem", report.entries), ("cache", report.cache)):
+        for name in names:
+            click.echo(f"{verb} {kind}: {name}")
+    total = cleanup.human(report.store_bytes + report.cache_bytes)
+    parts = f"store {cleanup.human(report.store_bytes)}, cache {cleanup.human(report.cache_bytes)}"
+    done = "dry run: would free" if dry_run else "freed"
+    click.echo(f"{done} {total} ({parts}): {len(report.entries)} gem versions, {len(report.cache)} cache entries")
 
 
 @main.command()

@@ -38,6 +38,7 @@ class GemOutcome:
     reason: str | None = None
     chunks: int = 0
     seconds: float = 0.0
+    entry: int | None = None  # the store entry this gem resolved to, when it has one
 
     def describe(self) -> str:
         return f"{self.outcome} ({self.reason})" if self.reason else self.outcome
@@ -103,8 +104,8 @@ def index_project(
         report.unchanged_lockfile = True
         return report
     gems = lock.select(include_transitive=scope == "all")
-    settled = _stored_versions(gems) if versions_only and not force else []
-    todo = [g for g in gems if (g.name, g.version) not in settled]
+    settled = _registry_entries(project, gems) if versions_only and not force else {}
+    todo = [g for g in gems if g.name not in settled]
     variants = {g.name: lock.variants(g.name) for g in todo}
     located = locations.locate(project, todo, variants, trust.verdict(project).trusted) if todo else []
     with contextlib.nullcontext() if dry_run else writer_lock():
@@ -112,31 +113,54 @@ def index_project(
             report.discarded = store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
-        for name, version in settled:
-            _emit(report, GemOutcome(name, version, "unchanged"), len(gems), progress)
-        _run(report, located, langs, jobs or os.cpu_count() or 1, force, progress)
+        for gem in (g for g in gems if g.name in settled):
+            _emit(report, GemOutcome(gem.name, gem.version, "unchanged", entry=settled[gem.name]), len(gems), progress)
+        _run(report, project, located, langs, jobs or os.cpu_count() or 1, force, progress)
         if not dry_run:
-            found = settled + [(loc.gem.name, loc.gem.version) for loc in located if loc.found]
-            _record(project, lock, saved, scope, langs, found, report.complete)
+            wanted = [(g.name, g.version) for g in gems]
+            entries = [o.entry for o in report.outcomes if o.entry is not None]
+            _record(project, lock, saved, scope, langs, wanted, entries, report.complete)
     report.seconds = time.monotonic() - start
     return report
 
 
 def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool) -> bool:
     """The manifest and the store must both say this exact lockfile was indexed in this scope,
-    by this version of the extraction.
+    by this version of the extraction, and every entry the project recorded must still be in
+    the store (an entry is never rewritten under its id, so present means the project's own).
 
     The store is asked too, because a `.gemdoc.yml` checked in by someone else
     says nothing about what *this* machine's store holds.
     """
     if saved.lockfile_sha256 != lock.sha256 or saved.scope != scope or saved.all_languages != langs:
         return False
-    rows = store.peek(  # None also for a store written before the extractor column existed
+    rows = store.peek(  # None also for a store of an older schema
         paths.store_path(),
-        "SELECT lockfile_sha256, scope, complete, extractor FROM projects WHERE path = ?",
+        "SELECT p.lockfile_sha256, p.scope, p.complete, p.extractor, "
+        "json_array_length(p.entries) = "
+        "(SELECT count(*) FROM gems WHERE id IN (SELECT value FROM json_each(p.entries))) "
+        "FROM projects p WHERE p.path = ?",
         [str(project)],
     )
-    return bool(rows) and rows[0] == (lock.sha256, scope, 1, EXTRACTOR_VERSION)
+    recorded = bool(rows) and rows[0] == (lock.sha256, scope, 1, EXTRACTOR_VERSION, 1)
+    return recorded and not changed_copies(project, langs)
+
+
+def changed_copies(project: Path, langs: bool) -> list[str]:
+    """The project's own copies (vendored, path:, git:) whose files no longer have the digest of the
+    entry the project reads. Registry copies are trusted not to change once installed, as Bundler does."""
+    rows = store.peek(
+        paths.store_path(),
+        "SELECT g.name, g.version, g.root, g.source_digest FROM projects p, json_each(p.entries) e "
+        "JOIN gems g ON g.id = e.value WHERE p.path = ? AND g.origin != ? AND g.root != ''",
+        [str(project), store.REGISTRY],
+    )
+    changed = []
+    for name, version, root, digest in rows or []:
+        loc = locations.GemLocation(lockfile.LockedGem(name, version), "found", root=Path(root))
+        if source_digest(loc, langs) != digest:
+            changed.append(f"{name} {version}")
+    return changed
 
 
 def writer_lock():
@@ -176,37 +200,58 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _run(report: IndexReport, located, langs: bool, jobs: int, force: bool, progress: Progress | None) -> None:
+def _run(report: IndexReport, project: Path, located, langs: bool, jobs: int, force: bool, progress) -> None:
     writer = None if report.dry_run else Writer(paths.store_path())
     total = len(located)
     try:
         pending = []
         for loc in located:
             digest = source_digest(loc, langs) if loc.found and not report.dry_run else ""
-            outcome = _precheck(loc, digest, writer, force)
+            record = _record_of(loc, project, digest)
+            outcome = _precheck(loc, record, writer, force)
             if outcome:
                 _emit(report, outcome, total, progress)
             else:
-                pending.append((loc, digest))
+                pending.append((loc, record))
         _process(report, pending, langs, jobs, writer, total, progress)
     finally:
         if writer:
             writer.close()
 
 
-def _precheck(loc, digest: str, writer: Writer | None, force: bool) -> GemOutcome | None:
-    """The outcome of a gem that needs no work, or None. ``digest`` is empty on a dry run."""
+def origin(loc: locations.GemLocation, project: Path) -> str:
+    """Where a gem's files came from: its lockfile source, and for a gem source whether the copy
+    read is the project's own (inside the project, e.g. a committed or configured vendor/bundle)."""
+    if loc.gem.source in ("path", "git"):
+        return loc.gem.source
+    return "vendored" if loc.root.resolve().is_relative_to(project) else store.REGISTRY
+
+
+def _record_of(loc: locations.GemLocation, project: Path, digest: str) -> GemRecord:
+    """The store record of a located gem, before it is read (state ``complete`` is provisional)."""
+    gem = loc.gem
+    if not loc.found:
+        return GemRecord(gem.name, gem.version, "", loc.layout, digest, "skipped")
+    return GemRecord(gem.name, gem.version, str(loc.root), loc.layout, digest, "complete",
+                     platform=gem.platform or "ruby", origin=origin(loc, project))  # fmt: skip
+
+
+def _precheck(loc, record: GemRecord, writer: Writer | None, force: bool) -> GemOutcome | None:
+    """The outcome of a gem that needs no work, or None. The digest is empty on a dry run."""
     gem = loc.gem
     if not loc.found:
         return GemOutcome(gem.name, gem.version, "skipped", f"not installed: {loc.remedy()}")
-    if not digest or force:
+    if not record.source_digest or force:
         return None
-    if writer.is_current(gem.name, gem.version, digest):
-        return GemOutcome(gem.name, gem.version, "unchanged")
-    failure = writer.previous_failure(gem.name, gem.version, digest)
-    if failure:
-        return GemOutcome(gem.name, gem.version, "failed", f"{failure}; `gemdoc index --force` retries")
-    return None
+    stored = writer.lookup(record)
+    if stored is None:
+        return None
+    entry, state, error = stored
+    if state == "complete":
+        return GemOutcome(gem.name, gem.version, "unchanged", entry=entry)
+    if state == "failed":
+        return GemOutcome(gem.name, gem.version, "failed", f"{error}; `gemdoc index --force` retries", entry=entry)
+    return GemOutcome(gem.name, gem.version, "skipped", error, entry=entry)
 
 
 def _process(report, pending, langs, jobs, writer, total, progress) -> None:
@@ -215,7 +260,7 @@ def _process(report, pending, langs, jobs, writer, total, progress) -> None:
             _emit(report, _dry_outcome(loc), total, progress)
         return
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(prepare, loc, digest, langs): (loc, digest) for loc, digest in pending}
+        futures = {pool.submit(prepare, loc, record.source_digest, langs): (loc, record) for loc, record in pending}
         try:
             for future in as_completed(futures):
                 _emit(report, _store(writer, *futures[future], future), total, progress)
@@ -251,39 +296,50 @@ def prepare(loc: locations.GemLocation, digest: str, all_languages: bool) -> Pre
     return prepared
 
 
-def _store(writer: Writer, loc: locations.GemLocation, digest: str, future) -> GemOutcome:
+def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future) -> GemOutcome:
     gem = loc.gem
     try:
         prepared: Prepared = future.result()
     except ShimError as exc:
-        record = GemRecord(gem.name, gem.version, str(loc.root), loc.layout, digest, "failed", error=str(exc))
-        writer.mark(record)
-        return GemOutcome(gem.name, gem.version, "failed", str(exc))
+        entry = writer.mark(dataclasses.replace(record, state="failed", error=str(exc)))
+        return GemOutcome(gem.name, gem.version, "failed", str(exc), entry=entry)
     docs = prepared.docs
     if not prepared.chunks:
-        writer.mark(GemRecord(gem.name, gem.version, str(loc.root), loc.layout, prepared.digest, "skipped",
-                              error="no documentation"))  # fmt: skip
-        return GemOutcome(gem.name, gem.version, "skipped", "no documentation")
-    record = GemRecord(
-        gem.name, gem.version, str(loc.root), loc.layout, prepared.digest, "complete",
-        ri_tier=docs.tier if docs else None, parser=docs.parser if docs else None,
+        entry = writer.mark(dataclasses.replace(record, state="skipped", error="no documentation"))
+        return GemOutcome(gem.name, gem.version, "skipped", "no documentation", entry=entry)
+    record = dataclasses.replace(
+        record, ri_tier=docs.tier if docs else None, parser=docs.parser if docs else None,
         chunks=len(prepared.chunks), methods=docs.methods if docs else 0,
         located=docs.located if docs else 0, seconds=round(prepared.seconds, 3),
     )  # fmt: skip
-    outcome = writer.replace_gem(record, prepared.chunks)
-    return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds)
+    outcome, entry = writer.replace_gem(record, prepared.chunks)
+    return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds, entry)
 
 
-def _stored_versions(gems: list[lockfile.LockedGem]) -> list[tuple[str, str]]:
-    """Gems from a rubygems source whose exact version the store already settled."""
-    known = set(store.peek(paths.store_path(), "SELECT name, version FROM gems", []) or [])
-    return [(g.name, g.version) for g in gems if g.source == "gem" and (g.name, g.version) in known]
+def _registry_entries(project: Path, gems: list[lockfile.LockedGem]) -> dict[str, int]:
+    """name -> entry, for gems from a gem source whose exact version this project already read from
+    a registry copy (outside the project): the hook trusts an installed registry gem not to change.
+    Only this project's own entries count; another project's copy of the same version may differ."""
+    rows = store.peek(
+        paths.store_path(),
+        "SELECT g.name, g.version, g.platform, g.id FROM projects p, json_each(p.entries) e "
+        "JOIN gems g ON g.id = e.value WHERE p.path = ? AND g.origin = ? AND g.state != 'failed'",
+        [str(project), store.REGISTRY],
+    )
+    known = {(n, v, p): entry for n, v, p, entry in rows or []}
+    return {
+        g.name: known[(g.name, g.version, g.platform or "ruby")]
+        for g in gems
+        if g.source == "gem" and (g.name, g.version, g.platform or "ruby") in known
+    }
 
 
-def _record(project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, gems, complete: bool) -> None:
+def _record(
+    project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, wanted, entries, complete: bool
+) -> None:
     writer = Writer(paths.store_path())
     try:
-        writer.record_project(str(project), lock.sha256, scope, gems, complete, EXTRACTOR_VERSION)
+        writer.record_project(str(project), lock.sha256, scope, wanted, entries, complete, EXTRACTOR_VERSION)
     finally:
         writer.close()
     manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))

@@ -21,7 +21,7 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   (a change note rarely answers how to do something);
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
-The bundle's scope is a set of rowid ranges (each gem version's chunks are
+The bundle's scope is a set of rowid ranges (each store entry's chunks are
 contiguous), checked in Python: cheaper than any filter inside MATCH.
 """
 
@@ -83,17 +83,17 @@ class Plan:
 
 
 class Scope:
-    """The rowid ranges of the bundle's gem versions."""
+    """The rowid ranges of the bundle's store entries (``gems``: entry ids, see project.Scope)."""
 
-    def __init__(self, conn: sqlite3.Connection, gems: list[tuple[str, str]]):
+    def __init__(self, conn: sqlite3.Connection, gems: list[int]):
         wanted = set(gems)
         rows = conn.execute(
-            "SELECT name, version, first_id, last_id, chunks FROM gems WHERE state = 'complete'"
+            "SELECT id, first_id, last_id, chunks FROM gems WHERE state = 'complete'"
         ).fetchall()
-        self.ranges = sorted((f, l) for n, v, f, l, _ in rows if (n, v) in wanted and f is not None)
+        self.ranges = sorted((f, l) for i, f, l, _ in rows if i in wanted and f is not None)
         self.starts = [f for f, _ in self.ranges]
-        self.everything = len(self.ranges) == sum(1 for r in rows if r[2] is not None)
-        self.store_chunks = sum(r[4] or 0 for r in rows) or 1  # rarity is taken from the whole store
+        self.everything = len(self.ranges) == sum(1 for r in rows if r[1] is not None)
+        self.store_chunks = sum(r[3] or 0 for r in rows) or 1  # rarity is taken from the whole store
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -179,12 +179,12 @@ class Found:
     plan: Plan | None = None
 
 
-def search(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10) -> list[Hit]:
+def search(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -> list[Hit]:
     """The ranking alone, without the evidence gate."""
     return run(conn, text, gems, limit, refuse=False).hits
 
 
-def run(conn: sqlite3.Connection, text: str, gems: list[tuple[str, str]], limit: int = 10, refuse: bool = True) -> Found:
+def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, refuse: bool = True) -> Found:
     """Assess the evidence, then (unless refused) rank."""
     scope = Scope(conn, gems)
     if not scope:

@@ -11,7 +11,21 @@ CONTEXT = 12  # source lines shown on each side of a location
 MAX_CONTEXT = 200
 
 
-def find_chunk(conn: sqlite3.Connection, address: Address) -> sqlite3.Row | None:
+def entry_of(conn: sqlite3.Connection, address: Address, gems: list[int], project: Path) -> int:
+    """The project's own entry for the URI's gem version (``gems``: the project's entry ids)."""
+    marks = ",".join("?" * len(gems))
+    row = conn.execute(
+        f"SELECT id FROM gems WHERE name = ? AND version = ? AND id IN ({marks})", [address.gem, address.version, *gems]
+    ).fetchone()
+    if row is None:
+        raise GemdocError(
+            f"{address.gem} {address.version} is not in the index of this project's bundle ({project}): "
+            "show reads only gems its Gemfile.lock locks; check the URI, or `gemdoc index`"
+        )
+    return row[0]
+
+
+def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite3.Row | None:
     columns = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
     if address.line is not None:
         sql, args = "file = ? AND line = ?", [address.path, address.line]
@@ -20,27 +34,21 @@ def find_chunk(conn: sqlite3.Connection, address: Address) -> sqlite3.Row | None
     else:
         sql, args = "file IS NULL AND title = ?", [address.title]
     return conn.execute(
-        f"SELECT {columns} FROM chunks WHERE gem = ? AND version = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
-        [address.gem, address.version, *args],
+        f"SELECT {columns} FROM chunks WHERE entry = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
+        [entry, *args],
     ).fetchone()
 
 
-def gem_root(conn: sqlite3.Connection, address: Address) -> Path:
-    row = conn.execute("SELECT root FROM gems WHERE name = ? AND version = ?", [address.gem, address.version]).fetchone()
-    if row is None:
-        raise GemdocError(f"{address.gem} {address.version} is not in the index: check the URI, or `gemdoc index`")
-    return Path(row[0])
+def gem_root(conn: sqlite3.Connection, entry: int) -> Path:
+    return Path(conn.execute("SELECT root FROM gems WHERE id = ?", [entry]).fetchone()[0])
 
 
-def gem_file(conn: sqlite3.Connection, address: Address) -> Path:
+def gem_file(conn: sqlite3.Connection, address: Address, entry: int) -> Path:
     """The installed file an address names, only when it is one of the files gemdoc indexed from
-    that gem (so a default gem, whose root is Ruby's whole lib dir, shows its own files only) and
+    that entry (so a default gem, whose root is Ruby's whole lib dir, shows its own files only) and
     it lies below the gem's root with no symlink on the way."""
-    root = gem_root(conn, address)
-    indexed = conn.execute(
-        "SELECT 1 FROM chunks WHERE gem = ? AND version = ? AND file = ? LIMIT 1",
-        [address.gem, address.version, address.path],
-    ).fetchone()
+    root = gem_root(conn, entry)
+    indexed = conn.execute("SELECT 1 FROM chunks WHERE entry = ? AND file = ? LIMIT 1", [entry, address.path]).fetchone()
     path = files.within(root, address.path) if indexed else None
     if path is None:
         raise GemdocError(
@@ -50,11 +58,11 @@ def gem_file(conn: sqlite3.Connection, address: Address) -> Path:
     return path
 
 
-def source_lines(conn: sqlite3.Connection, address: Address, line: int | None, context: int) -> str:
+def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: int | None, context: int) -> str:
     """Lines ``line - context .. line + context`` of the installed file, numbered."""
     if not address.path:
         raise GemdocError("this result has no source file to show")
-    path = gem_file(conn, address)
+    path = gem_file(conn, address, entry)
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     context = max(0, min(context, MAX_CONTEXT))
     centre = min(max(line or 1, 1), max(len(lines), 1))

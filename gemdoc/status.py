@@ -3,12 +3,15 @@
 import sqlite3
 from pathlib import Path
 
-from gemdoc import __version__, lockfile, manifest, paths, plugin, project, store, trust, vectors
+from gemdoc import __version__, cleanup, indexer, lockfile, manifest, paths, plugin, project, store, trust, vectors
 from gemdoc.errors import GemdocError
 
 
 def gather(start: Path) -> dict:
     info: dict = {"gemdoc_version": __version__, "store": str(paths.store_path())}
+    info["store_bytes"] = cleanup.store_bytes()
+    info["cache"] = str(paths.ri_cache_dir())
+    info["cache_bytes"] = cleanup.disk_bytes(paths.ri_cache_dir())
     try:
         root = project.root(start)
     except GemdocError:
@@ -64,18 +67,18 @@ def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
     info["indexed"] = True
     info["stale"] = scope.stale
     info["missing"] = scope.missing
-    _bundle_facts(conn, scope.gems, scope.wanted, info)
+    info["changed"] = indexer.changed_copies(root, saved.all_languages)  # the project's own copies, edited since
+    _bundle_facts(conn, scope, info)
 
 
-def _bundle_facts(conn: sqlite3.Connection, gems: list, wanted: list, info: dict) -> None:
-    rows = [
-        conn.execute(
-            "SELECT name, version, state, ri_tier, chunks, methods, located, error FROM gems WHERE name = ? AND version = ?",
-            [n, v],
-        ).fetchone()
-        for n, v in gems
-    ]
-    rows = [r for r in rows if r]
+def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) -> None:
+    """This project's own entries: never another project's copy of the same gem versions."""
+    ids = [entry for entry, _ in scope.entries.values()]
+    marks = ",".join("?" * len(ids))
+    every = conn.execute(
+        f"SELECT name, version, state, ri_tier, chunks, methods, located, error FROM gems WHERE id IN ({marks})", ids
+    ).fetchall()
+    rows = [r for r in every if r[2] == "complete"]
     info["bundle_gems"] = len(rows)
     info["bundle_chunks"] = sum(r[4] or 0 for r in rows)
     tiers: dict[str, int] = {}
@@ -85,19 +88,17 @@ def _bundle_facts(conn: sqlite3.Connection, gems: list, wanted: list, info: dict
     methods = sum(r[5] or 0 for r in rows)
     info["ri_methods"] = methods
     info["ri_methods_located"] = sum(r[6] or 0 for r in rows)
-    failures = conn.execute("SELECT name, version, state, error FROM gems WHERE state != 'complete'").fetchall()
-    locked = set(wanted)
     info["failures"] = [
-        {"gem": n, "version": v, "state": s, "reason": e} for n, v, s, e in failures if (n, v) in locked
+        {"gem": r[0], "version": r[1], "state": r[2], "reason": r[7]} for r in every if r[2] != "complete"
     ]
-    info["vectors"] = vectors.embedded(conn, gems)
+    info["vectors"] = vectors.embedded(conn, scope.gems)
     info["vector_model"] = vectors.stored_identity(conn) or None
 
 
 def _next(info: dict) -> str | None:
     if info.get("project") is None:
         return "cd into a Ruby project (a directory with Gemfile.lock), then `gemdoc index`"
-    if not info.get("indexed") or info.get("stale") or info.get("missing"):
+    if not info.get("indexed") or info.get("stale") or info.get("missing") or info.get("changed"):
         return "gemdoc index"
     return None
 
@@ -112,7 +113,10 @@ def text(info: dict) -> str:
             drift = f" (written by gemdoc {info['store_gemdoc_version']})"
         lines.append(
             f"           schema {info['schema_version']}{drift} · {info['store_gems']} gems · {info['store_chunks']} chunks"
+            f" · {cleanup.human(info['store_bytes'])}"
         )
+    size = cleanup.human(info["cache_bytes"])
+    lines.append(f"cache:     {info['cache']} · {size} (`gemdoc gc` removes what no project uses)")
     lines.append(f"project:   {info.get('project') or '(none here)'}")
     if info.get("project"):
         trusted = info["trust"]
@@ -147,4 +151,6 @@ def _project_lines(info: dict) -> list[str]:
         lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['state']} ({failure['reason']})")
     for missing in info["missing"]:
         lines.append(f"missing:   {missing}")
+    for changed in info["changed"]:
+        lines.append(f"changed:   {changed}: its files changed since the last index")
     return lines

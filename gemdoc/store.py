@@ -1,4 +1,9 @@
-"""The global store: one SQLite database shared by every project, keyed by gem name+version.
+"""The global store: one SQLite database shared by every project.
+
+A gem *entry* is one reading of one copy of a gem, keyed by its identity (see
+``identity``): name, version, platform, where its files came from and their content
+digest. Projects never overwrite each other's entries; each project records the entry
+ids it reads, and every read is filtered by them.
 
 Writers go through sqlite-utils, one transaction per gem, under a file lock.
 Readers (search, status) use the standard library's sqlite3 directly: importing
@@ -16,11 +21,12 @@ from gemdoc import __version__
 from gemdoc.chunk import Chunk
 from gemdoc.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+REGISTRY = "rubygems"  # the origin of a gem installed from a gem source outside the project
 FTS_COLUMNS = ("title", "names", "signature", "body")
 TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use the same
 CHUNK_COLUMNS = (
-    "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
+    "entry", "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
 )  # fmt: skip
 
@@ -33,6 +39,8 @@ class GemRecord:
     layout: str
     source_digest: str
     state: str  # complete | failed | skipped
+    platform: str = "ruby"
+    origin: str = REGISTRY  # rubygems | vendored | path | git
     ri_tier: str | None = None
     parser: str | None = None
     chunks: int = 0
@@ -40,6 +48,14 @@ class GemRecord:
     located: int = 0
     seconds: float = 0.0
     error: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """What makes two readings the same entry. A registry gem is shared by every project
+        whose copy has the same content; a project's own copy (vendored, path:, git:) is also
+        keyed by its directory, so it is never shared under another copy's identity."""
+        home = "" if self.origin == REGISTRY else f" {self.root}"
+        return f"{self.origin} {self.name} {self.version} {self.platform} {self.source_digest}{home}"
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -127,25 +143,24 @@ class Writer:
         self.db.enable_wal()
         with self.db.atomic():
             self.db["meta"].create({"key": str, "value": str}, pk="key")
-            self.db["gems"].create(
-                {
-                    "name": str, "version": str, "root": str, "layout": str, "source_digest": str,
-                    "state": str, "ri_tier": str, "parser": str, "chunks": int, "methods": int,
-                    "located": int, "seconds": float, "error": str, "indexed_at": float,
-                    "first_id": int, "last_id": int,
-                },
-                pk=("name", "version"),
-            )  # fmt: skip
-            columns = {c: str for c in CHUNK_COLUMNS} | {"id": int, "line": int, "end_line": int}
+            # AUTOINCREMENT: an entry id is never reused, so a project's recorded id names one reading forever
+            self.db.execute(
+                "CREATE TABLE gems (id INTEGER PRIMARY KEY AUTOINCREMENT, identity TEXT NOT NULL UNIQUE, "
+                "name TEXT, version TEXT, platform TEXT, origin TEXT, root TEXT, layout TEXT, source_digest TEXT, "
+                "state TEXT, ri_tier TEXT, parser TEXT, chunks INTEGER, methods INTEGER, located INTEGER, "
+                "seconds FLOAT, error TEXT, indexed_at FLOAT, first_id INTEGER, last_id INTEGER)"
+            )
+            columns = {c: str for c in CHUNK_COLUMNS} | {"id": int, "entry": int, "line": int, "end_line": int}
             self.db["chunks"].create(columns, pk="id")
-            self.db["chunks"].create_index(["gem", "version"])
+            self.db["chunks"].create_index(["entry"])
             self.db["chunks"].create_index(["name"])
             self.db["chunks"].enable_fts(FTS_COLUMNS, tokenize=TOKENIZER, create_triggers=True)
             self.db.execute("CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)")
             self.db["projects"].create(
-                {"path": str, "lockfile_sha256": str, "scope": str, "gems": str, "complete": int, "indexed_at": float},
+                {"path": str, "lockfile_sha256": str, "scope": str, "wanted": str, "entries": str, "complete": int,
+                 "extractor": str, "indexed_at": float},
                 pk="path",
-            )
+            )  # fmt: skip
             self.db["meta"].insert_all(
                 [
                     {"key": "schema_version", "value": str(SCHEMA_VERSION)},
@@ -158,70 +173,69 @@ class Writer:
         with self.db.atomic():
             self.db["meta"].upsert({"key": "gemdoc_version", "value": __version__}, pk="key")
 
-    def is_current(self, name: str, version: str, digest: str) -> bool:
-        row = self.db.execute(
-            "SELECT state, source_digest FROM gems WHERE name = ? AND version = ?", [name, version]
-        ).fetchone()
-        return bool(row) and row[0] == "complete" and row[1] == digest
+    def lookup(self, record: GemRecord) -> tuple[int, str, str | None] | None:
+        """(id, state, error) of the entry with this record's identity, if the store has it."""
+        return self.db.execute("SELECT id, state, error FROM gems WHERE identity = ?", [record.identity]).fetchone()
 
-    def replace_gem(self, record: GemRecord, chunks: list[Chunk]) -> str:
-        """Swap in a gem's chunks in one transaction; returns ``indexed`` or ``updated``."""
-        rows = [_chunk_row(record, c) for c in chunks]
+    def replace_gem(self, record: GemRecord, chunks: list[Chunk]) -> tuple[str, int]:
+        """Store a gem's chunks under its identity in one transaction; returns (``indexed`` or
+        ``updated``, entry id). ``updated``: this gem version from the same place was read before."""
         with self.db.atomic():
             prior = self.db.execute(
-                "SELECT state FROM gems WHERE name = ? AND version = ?", [record.name, record.version]
+                "SELECT 1 FROM gems WHERE name = ? AND version = ? AND platform = ? AND origin = ? "
+                "AND (origin = ? OR root = ?) AND state = 'complete'",
+                [record.name, record.version, record.platform, record.origin, REGISTRY, record.root],
             ).fetchone()
-            self.db.execute("DELETE FROM chunks WHERE gem = ? AND version = ?", [record.name, record.version])
+            entry = self._upsert(record)
+            self.db.execute("DELETE FROM chunks WHERE entry = ?", [entry])
+            rows = [_chunk_row(entry, record, c) for c in chunks]
             if rows:
                 self.db["chunks"].insert_all(rows, batch_size=500)
-            span = self._span(record)
-            self.db["gems"].upsert(record.__dict__ | span | {"indexed_at": time.time()}, pk=("name", "version"))
-        return "updated" if prior and prior[0] == "complete" else "indexed"
+            self.db["gems"].update(entry, self._span(entry, record))
+        return ("updated" if prior else "indexed"), entry
 
-    def _span(self, record: GemRecord) -> dict:
-        """The rowid range and count of a gem's chunks: contiguous, because one locked writer inserts
+    def _upsert(self, record: GemRecord) -> int:
+        """The id of the entry with this identity, its row rewritten from ``record``."""
+        row = record.__dict__ | {"identity": record.identity, "indexed_at": time.time()}
+        found = self.db.execute("SELECT id FROM gems WHERE identity = ?", [record.identity]).fetchone()
+        if found:
+            self.db["gems"].update(found[0], row)
+            return found[0]
+        return self.db["gems"].insert(row).last_pk
+
+    def _span(self, entry: int, record: GemRecord) -> dict:
+        """The rowid range and count of an entry's chunks: contiguous, because one locked writer inserts
         them in one transaction. Search relies on it, so it is checked rather than assumed."""
         first, last, count = self.db.execute(
-            "SELECT min(id), max(id), count(*) FROM chunks WHERE gem = ? AND version = ?",
-            [record.name, record.version],
+            "SELECT min(id), max(id), count(*) FROM chunks WHERE entry = ?", [entry]
         ).fetchone()
         if count and last - first + 1 != count:
             raise StoreError(f"chunks of {record.name} {record.version} are not contiguous: run `gemdoc reindex`")
         return {"first_id": first, "last_id": last, "chunks": count}
 
-    def mark(self, record: GemRecord) -> None:
-        """Record a failed or skipped gem without touching chunks a previous run stored."""
+    def mark(self, record: GemRecord) -> int:
+        """Record a failed or skipped gem without touching chunks a previous run stored; returns its entry id."""
         with self.db.atomic():
-            row = record.__dict__ | {"indexed_at": time.time()}
-            existing = self.db.execute(
-                "SELECT state FROM gems WHERE name = ? AND version = ?", [record.name, record.version]
-            ).fetchone()
-            if existing and existing[0] == "complete":
-                return
-            self.db["gems"].upsert(row, pk=("name", "version"))
-
-    def previous_failure(self, name: str, version: str, digest: str) -> str | None:
-        """Why this exact source failed before, if it did: a deterministic crash is not re-run."""
-        row = self.db.execute(
-            "SELECT state, source_digest, error FROM gems WHERE name = ? AND version = ?", [name, version]
-        ).fetchone()
-        return row[2] if row and row[0] == "failed" and row[1] == digest else None
+            existing = self.lookup(record)
+            if existing and existing[1] == "complete":
+                return existing[0]
+            return self._upsert(record)
 
     def record_project(
-        self, path: str, lockfile_sha256: str, scope: str, gems: list[tuple[str, str]], complete: bool,
-        extractor: str = "",
+        self, path: str, lockfile_sha256: str, scope: str, wanted: list[tuple[str, str]], entries: list[int],
+        complete: bool, extractor: str = "",
     ) -> None:
-        """What a project may search. ``complete`` (every gem settled) and ``extractor`` (the
-        extraction version its gems were read with) are what let the next `gemdoc index` with
-        the same lockfile be a no-op."""
+        """What a project may read: the entries its gems resolved to (``wanted``: every gem version
+        in its scope). ``complete`` (every gem settled) and ``extractor`` (the extraction version its
+        gems were read with) are what let the next `gemdoc index` with the same lockfile be a no-op."""
         with self.db.atomic():
             self.db["projects"].upsert(
                 {
-                    "path": path, "lockfile_sha256": lockfile_sha256, "scope": scope,
-                    "gems": json.dumps(gems), "complete": int(complete), "indexed_at": time.time(),
-                    "extractor": extractor,
+                    "path": path, "lockfile_sha256": lockfile_sha256, "scope": scope, "wanted": json.dumps(wanted),
+                    "entries": json.dumps(sorted(set(entries))), "complete": int(complete),
+                    "indexed_at": time.time(), "extractor": extractor,
                 },
-                pk="path", alter=True,
+                pk="path",
             )  # fmt: skip
 
     def reset_vectors(self, identity: str, dimension: int, keep: bool = False) -> None:
@@ -242,9 +256,9 @@ class Writer:
         self.db.close()
 
 
-def _chunk_row(record: GemRecord, chunk: Chunk) -> dict:
+def _chunk_row(entry: int, record: GemRecord, chunk: Chunk) -> dict:
     return {
-        "gem": record.name, "version": record.version, "source_type": chunk.source_type, "kind": chunk.kind,
+        "entry": entry, "gem": record.name, "version": record.version, "source_type": chunk.source_type, "kind": chunk.kind,
         "title": chunk.title, "names": chunk.names(record.name), "heading": chunk.heading, "name": chunk.name, "signature": chunk.signature,
         "body": chunk.body, "file": chunk.file, "line": chunk.line, "end_line": chunk.end_line,
         "digest": chunk.digest,

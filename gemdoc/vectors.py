@@ -1,7 +1,7 @@
 """Chunk vectors: packed float32, keyed by the chunk's content digest, ranked by one matrix product.
 
 Keyed by digest, a vector survives a re-index that leaves its chunk unchanged and is
-shared by every project holding the same gem version. The store's meta records the
+shared by every entry holding the same chunk. The store's meta records the
 identity of the model that made them (name, dimension, pooling, prefixes, weights);
 vectors of another identity are never mixed in. numpy is imported only by Matrix.
 """
@@ -42,52 +42,51 @@ def chunk_text(title: str, signature: str, body: str) -> str:
     return f"{head}\n{body}".strip()
 
 
-def pending(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(digest, text) of the bundle's chunks that have no vector yet, one per digest."""
+def pending(conn: sqlite3.Connection, gems: list[int]) -> list[tuple[str, str]]:
+    """(digest, text) of the bundle's chunks (``gems``: store entry ids) that have no vector yet, one per digest."""
     vectors = has_table(conn)
     found: dict[str, str] = {}
-    for name, version in gems:
+    for entry in gems:
         sql = "SELECT c.digest, c.title, c.signature, c.body FROM chunks c"
         if vectors:
             sql += " LEFT JOIN vectors v ON v.digest = c.digest WHERE v.digest IS NULL AND"
         else:
             sql += " WHERE"
-        sql += " c.gem = ? AND c.version = ?"
-        for digest, title, signature, body in conn.execute(sql, [name, version]):
+        sql += " c.entry = ?"
+        for digest, title, signature, body in conn.execute(sql, [entry]):
             found.setdefault(digest, chunk_text(title, signature, body))
     return list(found.items())
 
 
-def any_embedded(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> bool:
+def any_embedded(conn: sqlite3.Connection, gems: list[int]) -> bool:
     """Whether the bundle has vectors at all: the cheap question `query` asks on every call."""
     if not has_table(conn):
         return False
-    sql = "SELECT 1 FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.gem = ? AND c.version = ? LIMIT 1"
-    return any(conn.execute(sql, [name, version]).fetchone() for name, version in gems)
+    sql = "SELECT 1 FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.entry = ? LIMIT 1"
+    return any(conn.execute(sql, [entry]).fetchone() for entry in gems)
 
 
-def embedded(conn: sqlite3.Connection, gems: list[tuple[str, str]]) -> int:
+def embedded(conn: sqlite3.Connection, gems: list[int]) -> int:
     """How many of the bundle's chunks have a vector."""
     if not has_table(conn):
         return 0
-    sql = "SELECT count(*) FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.gem = ? AND c.version = ?"
-    return sum(conn.execute(sql, [name, version]).fetchone()[0] for name, version in gems)
+    sql = "SELECT count(*) FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.entry = ?"
+    return sum(conn.execute(sql, [entry]).fetchone()[0] for entry in gems)
 
 
 class Matrix:
     """The bundle's vectors in one float32 matrix, rows aligned with chunk ids."""
 
-    def __init__(self, conn: sqlite3.Connection, gems: list[tuple[str, str]]):
+    def __init__(self, conn: sqlite3.Connection, gems: list[int]):
         import numpy as np
 
         ids: list[int] = []
         blobs: list[bytes] = []
         if has_table(conn):
-            for name, version in gems:
+            for entry in gems:
                 rows = conn.execute(
-                    "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.digest = c.digest "
-                    "WHERE c.gem = ? AND c.version = ?",
-                    [name, version],
+                    "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.digest = c.digest WHERE c.entry = ?",
+                    [entry],
                 )
                 for chunk_id, blob in rows:
                     ids.append(chunk_id)

@@ -45,9 +45,9 @@ def project(tmp_path, monkeypatch):
     chunks.append(Chunk("readme", "Retrier > Usage", "Retrier > Usage", "Call retry_on in a job class. " * 200,
                         "README.md", 3, kind="section", name="usage"))  # fmt: skip
     writer = Writer(paths.store_path())
-    writer.replace_gem(GemRecord("retrier", "2.0.0", str(gem_root), "gem", "d1", "complete"), chunks)
+    _, entry = writer.replace_gem(GemRecord("retrier", "2.0.0", str(gem_root), "gem", "d1", "complete"), chunks)
     writer.record_project(str(app.resolve()), lockfile.load(app / "Gemfile.lock").sha256, "direct",
-                          [("retrier", "2.0.0")], True)  # fmt: skip
+                          [("retrier", "2.0.0")], [entry], True)  # fmt: skip
     writer.close()
     embed.embed_project(app.resolve())
     return app.resolve()
@@ -156,7 +156,8 @@ async def _mcp_session(project: Path) -> dict:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {k: os.environ[k] for k in ("GEMDOC_HOME", "GEMDOC_MODEL_DIR", "HOME", "PATH")}
+    keep = ("GEMDOC_HOME", "GEMDOC_MODEL_DIR", "HOME", "PATH", "PYTHONPATH")  # PYTHONPATH: the tree under test
+    env = {k: os.environ[k] for k in keep if k in os.environ}
     params = StdioServerParameters(command=sys.executable, args=["-m", "gemdoc", "mcp"], env=env, cwd=str(project))
     out: dict = {}
     async with stdio_client(params) as (read, write):

@@ -45,9 +45,9 @@ def bundle(tmp_path, monkeypatch):
     project_dir.mkdir()
     (project_dir / "Gemfile.lock").write_text("GEM\n  specs:\n    core (1.0)\n\nDEPENDENCIES\n  core\n")
     writer = Writer(paths.store_path())
-    writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d1", "complete"), [chunk(*c) for c in CHUNKS])
+    _, entry = writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d1", "complete"), [chunk(*c) for c in CHUNKS])
     digest = lockfile.load(project_dir / "Gemfile.lock").sha256
-    writer.record_project(str(project_dir.resolve()), digest, "direct", [("core", "1.0")], True)
+    writer.record_project(str(project_dir.resolve()), digest, "direct", [("core", "1.0")], [entry], True)
     writer.close()
     return project_dir.resolve()
 
@@ -64,7 +64,9 @@ def test_embed_is_incremental_and_records_identity(bundle):
     assert (again.embedded, again.already) == (0, 5)
     writer = Writer(paths.store_path())
     changed = [chunk(*c) for c in CHUNKS[:4]] + [chunk("Kernel#sleep", "Pauses the thread for a while.")]
-    writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d2", "complete"), changed)
+    _, entry = writer.replace_gem(GemRecord("core", "1.0", "/x", "gem", "d2", "complete"), changed)
+    digest = lockfile.load(bundle / "Gemfile.lock").sha256
+    writer.record_project(str(bundle), digest, "direct", [("core", "1.0")], [entry], True)
     writer.close()
     third = embed.embed_project(bundle)
     assert (third.embedded, third.already) == (1, 4)  # only the changed chunk
@@ -128,18 +130,18 @@ def test_a_failing_batch_is_halved_down_to_the_bad_chunk(tmp_path):
     writer = Writer(paths.store_path())
     bodies = [f"text {i}" for i in range(100)]
     bodies[37] = "poison"
-    writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk(f"G#m{i}", b) for i, b in enumerate(bodies)])
-    report = embed._embed(writer, Flaky(), [("g", "1")], force=False, progress=None)
+    _, entry = writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk(f"G#m{i}", b) for i, b in enumerate(bodies)])
+    report = embed._embed(writer, Flaky(), [entry], force=False, progress=None)
     assert (report.embedded, report.failed) == (99, 1)
-    assert [text for _, text in vectors.pending(writer.db.conn, [("g", "1")])] == ["G#m37\npoison"]
+    assert [text for _, text in vectors.pending(writer.db.conn, [entry])] == ["G#m37\npoison"]
     writer.close()
 
 
 def test_nothing_embeddable_is_an_error(tmp_path):
     writer = Writer(paths.store_path())
-    writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk("G#a", "poison")])
+    _, entry = writer.replace_gem(GemRecord("g", "1", "/x", "gem", "d", "complete"), [chunk("G#a", "poison")])
     with pytest.raises(GemdocError, match="no chunk could be embedded"):
-        embed._embed(writer, Flaky(), [("g", "1")], force=False, progress=None)
+        embed._embed(writer, Flaky(), [entry], force=False, progress=None)
     writer.close()
 
 
@@ -148,7 +150,7 @@ def test_hybrid_keeps_the_keyword_arms_first_place(bundle, monkeypatch):
     the keyword arm's first place, never that place itself; plain fusion would let it take it."""
     embed.embed_project(bundle)
     conn = sqlite3.connect(paths.store_path())
-    scope = [("core", "1.0")]
+    scope = [1]  # the one entry of the bundle
     keyword = searcher.search(conn, "current thread", scope)
     ids = [i for (i,) in conn.execute("SELECT id FROM chunks")]
     every = searcher.fetch(conn, ids, dict.fromkeys(ids, 0.0), {})

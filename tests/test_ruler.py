@@ -40,7 +40,7 @@ def test_every_accepted_answer_exists_in_the_corpus(monkeypatch):
     monkeypatch.setenv("GEMDOC_HOME", str(common.WORK / "ruler-corpus"))
     project_dir = ruler.build("corpus")
     conn = store.connect(paths.store_path())
-    versions = dict(project.scope(conn, project_dir.resolve()).gems)
+    versions = dict(project.scope(conn, project_dir.resolve()).entries.keys())
     missing = [
         (q["gem"], answer)
         for q in KNOWN

@@ -19,8 +19,14 @@ def section(heading, body, file="README.md", part=""):
     return Chunk("readme", heading + part, heading, body, file, 1, kind="section", name=heading.lower())
 
 
-def put(writer, name, version, chunks):
-    writer.replace_gem(GemRecord(name, version, "/x", "gem", f"d-{name}-{version}", "complete"), chunks)
+def put(writer, name, version, chunks) -> int:
+    """Store a gem; returns its entry id (what a scope holds)."""
+    return writer.replace_gem(GemRecord(name, version, "/x", "gem", f"d-{name}-{version}", "complete"), chunks)[1]
+
+
+def entries(conn, *gems) -> list[int]:
+    """The entry ids of (name, version) pairs, each stored once in these tests."""
+    return [conn.execute("SELECT id FROM gems WHERE name = ? AND version = ?", g).fetchone()[0] for g in gems]
 
 
 @pytest.fixture
@@ -43,7 +49,7 @@ def conn():
     connection.close()
 
 
-SCOPE = [("rack", "2.2.0"), ("hash_tools", "1.0")]
+SCOPE = [1, 3]  # rack 2.2.0 and hash_tools 1.0, as the fixture stores them
 
 
 def test_natural_language_question_finds_the_documented_method(conn):
@@ -55,7 +61,7 @@ def test_natural_language_question_finds_the_documented_method(conn):
 def test_only_the_projects_exact_versions_answer(conn):
     hits = searcher.search(conn, "parse_nested_query", SCOPE)
     assert [(h.gem, h.version) for h in hits if h.title.endswith("parse_nested_query")] == [("rack", "2.2.0")]
-    other = searcher.search(conn, "parse_nested_query", [("rack", "3.0.0")])
+    other = searcher.search(conn, "parse_nested_query", entries(conn, ("rack", "3.0.0")))
     assert other[0].version == "3.0.0" and "three" in other[0].body
 
 
@@ -105,7 +111,7 @@ def test_random_text_never_raises(text):
         put(writer, "rack", "2.2.0", [ri("Rack::Utils#escape_html", "Escapes HTML.")])
         writer.close()
         conn = store.connect(paths.store_path())
-    searcher.search(conn, text, [("rack", "2.2.0")])
+    searcher.search(conn, text, entries(conn, ("rack", "2.2.0")))
     conn.close()
 
 
@@ -162,7 +168,7 @@ def test_documentation_and_docs_outrank_bare_signatures_and_change_notes():
     ])  # fmt: skip
     writer.close()
     conn = store.connect(paths.store_path())
-    scope = [("jobs", "1.0")]
+    scope = entries(conn, ("jobs", "1.0"))
     titles = [h.title for h in searcher.search(conn, "retry later", scope)]
     assert titles.index("Jobs::Job#retry_later") < titles.index("Jobs::Worker#retry_later")
     titles = [h.title for h in searcher.search(conn, "retry a failed job later with a delay", scope)]
@@ -180,8 +186,8 @@ def test_an_api_named_inside_a_question_counts_more():
     ])  # fmt: skip
     writer.close()
     conn = store.connect(paths.store_path())
-    assert searcher.search(conn, "has_many dependent option", [("orm", "1.0")])[0].title == "Orm::Associations#has_many"
-    assert searcher.search(conn, "dependent option of has many", [("orm", "1.0")])[0].title.startswith("Options >")
+    assert searcher.search(conn, "has_many dependent option", entries(conn, ("orm", "1.0")))[0].title == "Orm::Associations#has_many"
+    assert searcher.search(conn, "dependent option of has many", entries(conn, ("orm", "1.0")))[0].title.startswith("Options >")
 
 
 def test_apis_named_in_a_question():
@@ -207,7 +213,7 @@ def test_a_class_and_method_named_in_prose_find_that_method():
     ])  # fmt: skip
     writer.close()
     conn = store.connect(paths.store_path())
-    scope = [("files", "1.0")]
+    scope = entries(conn, ("files", "1.0"))
     assert searcher.search(conn, "what does FileList resolve do with glob patterns", scope)[0].title == "Files::FileList#resolve"
     assert searcher.search(conn, "what is a FileList for glob patterns", scope)[0].title == "Files::FileList"
 

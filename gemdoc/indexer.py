@@ -21,7 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
@@ -54,6 +54,7 @@ class IndexReport:
     outcomes: list[GemOutcome] = field(default_factory=list)
     seconds: float = 0.0
     discarded: str | None = None  # why reindex threw the old store away
+    repaired: str | None = None  # where reindex moved a damaged store
     malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
 
     def count(self, outcome: str) -> int:
@@ -110,6 +111,7 @@ def index_project(
     located = locations.locate(project, todo, variants, trust.verdict(project).trusted) if todo else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
+            report.repaired = damage.repair(paths.store_path(), dry_run)
             report.discarded = store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
@@ -165,7 +167,7 @@ def changed_copies(project: Path, langs: bool) -> list[str]:
 
 def writer_lock():
     """Held by every writer of the store (index, reindex, embed), so they never interleave."""
-    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    damage.check_writable(paths.store_path())
     return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
 
 

@@ -108,3 +108,73 @@ def test_a_read_only_store_directory_and_an_unwritable_lock_say_so(indexed):
         one_line(gemdoc(indexed, *args, timeout=30), "the writer lock")
     paths.lock_path().chmod(0o644)
     assert gemdoc(indexed, "index", "--force").returncode == 0
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    project = prose_project(tmp_path, guides=3)
+    assert gemdoc(project, "index").returncode == 0
+    return project
+
+
+def test_a_lockfile_with_a_bom_and_crlf_line_ends_parses(tmp_path):
+    project = prose_project(tmp_path, guides=1)
+    lock = project / "Gemfile.lock"
+    lock.write_bytes(b"\xef\xbb\xbf" + lock.read_text().replace("\n", "\r\n").encode())
+    done = gemdoc(project, "index")
+    assert done.returncode == 0 and "1 gems: 1 indexed" in done.stdout, done.stdout + done.stderr
+    assert gemdoc(project, "index").stdout.startswith("unchanged: Gemfile.lock")
+    assert "Call widgety" in gemdoc(project, "search", "widgety frobnicate").stdout
+
+
+CONFLICTED = "GEM\n  specs:\n<<<<<<< HEAD\n    rake (13.0.6)\n=======\n    rake (13.1.0)\n>>>>>>> main\n"
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    (CONFLICTED + "\nDEPENDENCIES\n  rake\n", 3, "merge conflict marker"),
+    ("GEM\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n<<<<<<< ours\n", 7, "merge conflict marker"),
+    ("GEM\n  specs:\n    rake (13.0.6)\nrake 13.0.6\n\nDEPENDENCIES\n  rake\n", 4, "unreadable line"),
+    ("GEM\n  specs:\n\trake (13.0.6)\n\nDEPENDENCIES\n  rake\n", 3, "unreadable line"),
+    ("GEM\n  remote https://rubygems.org/\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n", 2,
+     "unreadable line"),
+])  # fmt: skip
+def test_conflict_markers_and_unparsable_lines_are_one_line_naming_file_and_line(tmp_path, text, where, fragment):
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "Gemfile.lock").write_text(text)
+    for args in (["index"], ["reindex", "--dry-run"]):
+        line = one_line(gemdoc(project, *args), fragment)
+        assert f"Gemfile.lock:{where}: " in line and "bundle lock" in line, line
+    assert not paths.store_path().exists()
+
+
+def test_a_query_of_invalid_utf8_is_replaced_and_json_stays_json(small):
+    done = subprocess.run([sys.executable, "-m", "gemdoc", "search", b"widgety \xff\xfe frobnicate", "--json"],
+                          cwd=small, capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout.decode("utf-8"))  # strict: every byte is UTF-8
+    assert "\ufffd" in reply["query"] and reply["results"], reply
+
+
+@pytest.mark.parametrize("address", [
+    "gemdoc://widgety@1.0/README.md%00#L1",
+    "gemdoc://widgety@1.0/" + "a/" * 60_000 + "x.rb#L1",
+    "gemdoc://widgety@1.0/README.md#" + "Foo" * 34_000,
+    "gemdoc://widgety@1.0/README.md#" + "%00" * 10,
+])  # fmt: skip
+def test_show_refuses_a_hostile_uri_with_a_short_line_and_exit_2(small, address):
+    for args in (["show", address], ["show", address, "--source"]):
+        done = gemdoc(small, *args)
+        line = one_line(done, "URI")
+        assert done.returncode == 2 and len(line) < 300, line
+
+
+def test_the_documented_minimum_budget_keeps_the_first_result_in_every_mode(small):
+    query = ["search", "widgety", "frobnicate", "-n", "5", "--max-chars", "500"]
+    text = gemdoc(small, *query)
+    first = [w for w in text.stdout.split() if w.startswith("gemdoc://")][0]
+    reply = json.loads(gemdoc(small, *query, "--json").stdout)
+    assert reply["results"] and reply["results"][0]["uri"] == first, reply
+    assert reply["results"][0]["text_truncated"] is True
+    listed = gemdoc(small, *query, "--files").stdout.splitlines()
+    assert listed[0] == "widgety@1.0 " + first.split("/", 3)[3].replace("#L", ":"), listed

@@ -62,8 +62,12 @@ class IndexReport:
 
     @property
     def complete(self) -> bool:
-        """Every gem settled: stored, known to have nothing to document, or failed on this exact source."""
-        return not any(o.outcome == "skipped" and o.reason.startswith("not installed") for o in self.outcomes)
+        """Every gem settled: stored, known to have nothing to document, or failed on this exact source
+        (a failure with no entry, such as the ri cache removed mid-run, settles nothing)."""
+        return not any(
+            (o.outcome == "skipped" and o.reason.startswith("not installed")) or (o.outcome == "failed" and o.entry is None)
+            for o in self.outcomes
+        )
 
 
 @dataclass
@@ -305,6 +309,8 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
     except ShimError as exc:
         entry = writer.mark(dataclasses.replace(record, state="failed", error=str(exc)))
         return GemOutcome(gem.name, gem.version, "failed", str(exc), entry=entry)
+    except ri.CacheVanished as exc:  # not the gem's fault: not marked, so the next run redoes it
+        return GemOutcome(gem.name, gem.version, "failed", str(exc))
     docs = prepared.docs
     if not prepared.chunks:
         entry = writer.mark(dataclasses.replace(record, state="skipped", error="no documentation"))

@@ -178,3 +178,68 @@ def test_the_documented_minimum_budget_keeps_the_first_result_in_every_mode(smal
     assert reply["results"][0]["text_truncated"] is True
     listed = gemdoc(small, *query, "--files").stdout.splitlines()
     assert listed[0] == "widgety@1.0 " + first.split("/", 3)[3].replace("#L", ":"), listed
+
+
+# Loaded into every Ruby gemdoc starts (RUBYOPT): when Ruby exits while a cache entry is being generated
+# (a scratch directory exists under the cache's .tmp), remove the whole ri cache, as `rm -rf` from another
+# shell would, at most as many times as the countdown file says.
+CACHE_REMOVER = """
+at_exit do
+  countdown = ENV.fetch("GEMDOC_TEST_COUNTDOWN")
+  cache = File.join(ENV.fetch("GEMDOC_HOME"), "cache", "ri")
+  left = File.exist?(countdown) ? File.read(countdown).to_i : 0
+  if left > 0 && !Dir.glob(File.join(cache, ".tmp", "*")).empty?
+    File.write(countdown, (left - 1).to_s)
+    require "fileutils"
+    FileUtils.rm_rf(cache)
+  end
+end
+"""
+
+
+def api_project(base: Path) -> Path:
+    """A `path:` gem with Ruby API docs (so RDoc runs and fills the ri cache) and a README."""
+    project = prose_project(base, guides=1)
+    lib = base / "widgety" / "lib"
+    lib.mkdir()
+    (lib / "widgety.rb").write_text(
+        "# Frobnicates widgets.\nmodule Widgety\n  # Spin the widget +times+ times.\n  def self.spin(times)\n  end\nend\n"
+    )
+    return project
+
+
+def removing_the_cache(base: Path, times: int) -> dict:
+    remover = base / "remove_cache.rb"
+    remover.write_text(CACHE_REMOVER)
+    (base / "countdown").write_text(str(times))
+    return os.environ | {"RUBYOPT": f"-r{remover}", "GEMDOC_TEST_COUNTDOWN": str(base / "countdown")}
+
+
+def test_a_cache_removed_while_an_entry_is_written_is_regenerated(tmp_path):
+    project = api_project(tmp_path)
+    done = gemdoc(project, "index", env=removing_the_cache(tmp_path, 1))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "1 indexed" in done.stdout and (tmp_path / "countdown").read_text() == "0", done.stdout + done.stderr
+    assert "Widgety::spin" in gemdoc(project, "search", "Widgety.spin").stdout
+    assert list(paths.ri_cache_dir().glob("widgety-1.0-*/extract.json"))
+
+
+def test_a_cache_removed_on_every_attempt_is_a_failure_the_next_index_redoes(tmp_path):
+    project = api_project(tmp_path)
+    done = gemdoc(project, "index", env=removing_the_cache(tmp_path, 99))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "was removed 3 times while gemdoc wrote to it" in done.stderr and "1 failed" in done.stdout, done.stderr
+    again = gemdoc(project, "index")
+    assert again.returncode == 0 and "1 indexed" in again.stdout, again.stdout + again.stderr
+    status = json.loads(gemdoc(project, "status", "--json").stdout)
+    assert status["failures"] == [], status
+
+
+def test_a_damaged_cache_entry_is_regenerated(tmp_path):
+    project = api_project(tmp_path)
+    assert gemdoc(project, "index").returncode == 0
+    for entry in paths.ri_cache_dir().glob("widgety-1.0-*/extract.json"):
+        entry.write_text(entry.read_text()[:100])  # cut short, as by a full disk
+    done = gemdoc(project, "index", "--force")
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "1 updated" in done.stdout, done.stderr
+    assert "Widgety::spin" in gemdoc(project, "search", "Widgety.spin").stdout

@@ -243,3 +243,24 @@ def test_a_damaged_cache_entry_is_regenerated(tmp_path):
     done = gemdoc(project, "index", "--force")
     assert done.returncode == 0 and "Traceback" not in done.stderr and "1 updated" in done.stdout, done.stderr
     assert "Widgety::spin" in gemdoc(project, "search", "Widgety.spin").stdout
+
+
+def test_index_survives_the_cache_being_removed_over_and_over(tmp_path):
+    """The real race: another process removes the ri cache every few milliseconds during `index --force`."""
+    project = api_project(tmp_path)
+    remover = subprocess.Popen([sys.executable, "-c", (
+        "import shutil, sys, time\n"
+        "while True:\n    shutil.rmtree(sys.argv[1], ignore_errors=True)\n    time.sleep(0.005)\n"
+    ), str(paths.ri_cache_dir())])  # fmt: skip
+    try:
+        runs = [gemdoc(project, "index", "--force") for _ in range(4)]
+    finally:
+        remover.kill()
+        remover.wait()
+    for done in runs:
+        assert done.returncode in (0, 2) and "Traceback" not in done.stderr, done.stderr
+        assert "Errno" not in done.stderr and "ENOENT" not in done.stderr, done.stderr
+    last = gemdoc(project, "index")
+    assert last.returncode == 0 and "Traceback" not in last.stderr, last.stderr
+    if runs[-1].returncode == 2:
+        assert "1 indexed" in last.stdout or "1 updated" in last.stdout, last.stdout

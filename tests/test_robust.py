@@ -264,3 +264,48 @@ def test_index_survives_the_cache_being_removed_over_and_over(tmp_path):
     assert last.returncode == 0 and "Traceback" not in last.stderr, last.stderr
     if runs[-1].returncode == 2:
         assert "1 indexed" in last.stdout or "1 updated" in last.stdout, last.stdout
+
+
+def _mcp_exchange(project: Path, lines: list[bytes], timeout: float = 20) -> list[dict]:
+    """Send raw lines to a real `gemdoc mcp` after the handshake; the reply to each, in order
+    (None when none came within ``timeout``)."""
+    import selectors
+
+    server = subprocess.Popen([sys.executable, "-m", "gemdoc", "mcp"], cwd=project, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    watch = selectors.DefaultSelector()
+    watch.register(server.stdout, selectors.EVENT_READ)
+
+    def exchange(raw: bytes) -> dict | None:
+        server.stdin.write(raw + b"\n")
+        server.stdin.flush()
+        if not watch.select(timeout):
+            return None
+        return json.loads(server.stdout.readline().decode("utf-8"))  # strict UTF-8: the wire is valid JSON
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+        assert exchange(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        return [exchange(raw) for raw in lines]
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_the_mcp_server_answers_lines_it_cannot_parse_and_keeps_serving(small):
+    search = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "search", "arguments": %s}}'
+    replies = _mcp_exchange(small, [
+        b"this is not JSON",
+        b'{"jsonrpc": "2.0", "id": 5, "method": 42}',
+        (search % (6, '{"query": "widgety \\ud800 frobnicate"}')).encode(),
+        (search % (7, '{"query": "widgety frobnicate"}')).encode().replace(b"widgety ", b"widgety \xff "),
+        b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}',
+    ])  # fmt: skip
+    assert replies[0] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": replies[0]["error"]["message"]}}
+    assert replies[1]["id"] == 5 and replies[1]["error"]["code"] == -32600, replies[1]
+    for reply, ident in zip(replies[2:4], (6, 7)):
+        assert reply["id"] == ident and "error" not in reply, reply
+        answer = json.loads(reply["result"]["content"][0]["text"])
+        assert "\ufffd" in answer["query"] and answer["results"], answer
+    assert replies[4]["id"] == 8 and {t["name"] for t in replies[4]["result"]["tools"]} >= {"search", "show"}

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gemdoc import paths
 
@@ -309,3 +311,141 @@ def test_the_mcp_server_answers_lines_it_cannot_parse_and_keeps_serving(small):
         answer = json.loads(reply["result"]["content"][0]["text"])
         assert "\ufffd" in answer["query"] and answer["results"], answer
     assert replies[4]["id"] == 8 and {t["name"] for t in replies[4]["result"]["tools"]} >= {"search", "show"}
+
+
+# Property: random lockfiles, manifests, URIs and queries never make the CLI crash, exit outside 0/1/2,
+# write outside GEMDOC_HOME (and the project's own .gemdoc.yml), or print a file outside the scoped gem.
+# Most examples run in-process (click's CliRunner) for speed; the last test runs real subprocesses.
+
+SECRET = "TOPSECRET-7f3a"
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=60)  # lone surrogates included
+LOCK_LINES = st.one_of(
+    st.sampled_from([
+        "GEM", "PATH", "GIT", "PLATFORMS", "DEPENDENCIES", "BUNDLED WITH", "RUBY VERSION", "CHECKSUMS", "",
+        "  remote: https://rubygems.org/", "  remote: /etc", "  remote: ../../..", "  specs:", "  revision: 0abc123",
+        "  ruby", "  widgety!", "  rake", "  rake (>= 1)", "   2.4.19", "<<<<<<< HEAD", "=======", ">>>>>>> main",
+        "\t    rake (1.0)", "      rack (~> 3.0)",
+    ]),
+    st.builds("    {} ({})".format, st.sampled_from(["rake", "widgety", "../../tmp/x", "a b", "é", "x" * 300, "-x"]),
+              st.sampled_from(["1.0", "13.0.6", "1.0-x86_64-linux", "../1", "", "1.0 ", "9" * 60])),
+    ANY_TEXT.filter(lambda s: "\n" not in s and "\r" not in s),
+)  # fmt: skip
+LOCKFILES = st.one_of(
+    st.tuples(st.lists(LOCK_LINES, max_size=20), st.booleans(), st.booleans()).map(
+        lambda t: (("\ufeff" if t[1] else "") + ("\r\n" if t[2] else "\n").join(t[0])).encode("utf-8", "surrogatepass")
+    ),
+    st.binary(max_size=200),
+)
+MANIFESTS = st.one_of(
+    st.sampled_from([
+        "scope: all\n", "scope: [1]\n", "scope: nope\n", "model: x\nmodel_dir: /etc\n", "model: [a, b]\n",
+        "auto_index: no\n", "a: &a [x, x]\nb: &b [*a, *a]\nmodel: *b\n", "!!python/object/apply:os.system [ls]\n",
+        "[" * 500, "lockfile_sha256: 12\n", "---\n- 1\n", "",
+    ]),
+    ANY_TEXT,
+).map(lambda text: text.encode("utf-8", "surrogatepass"))
+URI_PATHS = st.sampled_from([
+    "README.md", "secrets.env", "../secret.txt", "..%2fsecret.txt", "%2e%2e/secret.txt", "doc/../../secret.txt",
+    "{secret}", "%2F{secret_rel}", "-", "", "doc/guide0.md", "a/" * 200, "%00", "%ff%fe", "README.md%00.txt",
+])  # fmt: skip
+URIS = st.one_of(
+    st.builds("gemdoc://{}@{}/{}#{}".format, st.sampled_from(["widgety", "rake", "passwd", "..", "", "widgety/.."]),
+              st.sampled_from(["1.0", "0", "1.0/..", ""]), URI_PATHS,
+              st.one_of(st.sampled_from(["L1", "L0", "L-1", "L99999999999", "widgety", "Foo%23bar", "%00"]), ANY_TEXT)),
+    ANY_TEXT,
+)  # fmt: skip
+OPTIONS = st.lists(st.one_of(
+    st.sampled_from(["--json", "--files", "--explain", "--no-refusal"]),
+    st.builds(lambda n: ["-n", str(n)], st.integers(-5, 500)),
+    st.builds(lambda n: ["--max-chars", str(n)], st.integers(-1, 300_000)),
+    st.builds(lambda x: ["--min-score", x], st.sampled_from(["nan", "inf", "-inf", "0", "1e308", "x"])),
+), max_size=3)  # fmt: skip
+
+
+def _files(top: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in top.rglob("*") if p.is_file()}
+
+
+def _cli(project: Path, *args: str):
+    """One in-process run; a result that crashed, exited outside 0/1/2 or leaked a secret fails the test."""
+    from click.testing import CliRunner
+
+    from gemdoc.cli import main
+
+    result = CliRunner().invoke(main, [*args, "-C", str(project)], catch_exceptions=True)
+    assert result.exit_code in (0, 1, 2), (args, result.exit_code, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+    output = result.stdout_bytes + result.stderr_bytes
+    assert b"Traceback" not in output and SECRET.encode() not in output, (args, output[:500])
+    return result
+
+
+@pytest.fixture
+def planted(small, tmp_path) -> Path:
+    """The small indexed project, with a secret beside its gem, one inside the gem no index reads, and
+    a snapshot of every file outside gemdoc's home and the project manifest."""
+    (tmp_path / "secret.txt").write_text(f"{SECRET}\n")
+    (tmp_path / "widgety" / "secrets.env").write_text(f"API_KEY={SECRET}\n")
+    return small
+
+
+def _unchanged_outside_gemdoc(tmp_path: Path, before: dict) -> None:
+    after = _files(tmp_path)
+    allowed = (str(paths.data_dir().parent), str(tmp_path / "app" / ".gemdoc.yml"))
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p) and not p.startswith(allowed)}
+    assert not changed, changed
+
+
+@PROPERTY
+@given(lock=LOCKFILES, manifest=MANIFESTS)
+def test_random_lockfiles_and_manifests_never_crash_or_write_outside(tmp_path, lock, manifest):
+    project = tmp_path / "app"
+    project.mkdir(exist_ok=True)
+    (project / "Gemfile.lock").write_bytes(lock)
+    (project / ".gemdoc.yml").write_bytes(manifest)
+    before = _files(tmp_path)
+    for args in (["status", "--json"], ["index", "--dry-run"], ["search", "widget"], ["hook"]):
+        result = _cli(project, *args)
+        if args[0] == "status" and result.exit_code == 0:
+            json.loads(result.stdout)
+    _unchanged_outside_gemdoc(tmp_path, before)
+
+
+@PROPERTY
+@given(address=URIS, source=st.booleans())
+def test_random_uris_never_read_outside_the_scoped_gem(planted, tmp_path, address, source):
+    secret = tmp_path / "secret.txt"
+    address = address.replace("{secret}", str(secret)).replace("{secret_rel}", str(secret).lstrip("/"))
+    before = _files(tmp_path)
+    _cli(planted, "show", address, *(["--source"] if source else []))
+    _unchanged_outside_gemdoc(tmp_path, before)
+
+
+@PROPERTY
+@given(query=ANY_TEXT.filter(lambda s: s.strip() and not s.startswith("-")), options=OPTIONS)
+def test_random_queries_and_options_work_in_every_output_mode(planted, query, options):
+    args = [a for option in options for a in ([option] if isinstance(option, str) else option)]
+    result = _cli(planted, "search", query, *args)
+    if "--json" in args and result.exit_code == 0:
+        reply = json.loads(result.stdout_bytes.decode("utf-8"))
+        assert isinstance(reply["results"], list)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(address=URIS, query=st.binary(min_size=1, max_size=30).filter(lambda b: b"\x00" not in b and b[:1] != b"-"))
+def test_real_subprocesses_take_random_bytes_and_uris(planted, tmp_path, address, query):
+    before = _files(tmp_path)
+    address = address.replace("{secret}", str(tmp_path / "secret.txt")).replace("{secret_rel}", "secret.txt")
+    for args in (["search", query, "--json"], ["show", address.encode("utf-8", "surrogateescape")
+                 if not ask_surrogates(address) else address.encode("utf-8", "replace"), "--source"]):
+        done = subprocess.run([sys.executable, "-m", "gemdoc", *args], cwd=planted, capture_output=True, timeout=60)
+        assert done.returncode in (0, 1, 2) and b"Traceback" not in done.stderr, done.stderr[-800:]
+        assert SECRET.encode() not in done.stdout + done.stderr
+        if args[0] == "search" and done.returncode == 0:
+            json.loads(done.stdout.decode("utf-8"))
+    _unchanged_outside_gemdoc(tmp_path, before)
+
+
+def ask_surrogates(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)

@@ -94,7 +94,7 @@ def results_files(reply: Reply) -> str:
 
 
 def results_text(reply: Reply, options: Options) -> str:
-    if reply.evidence is not None and reply.evidence.refused:
+    if reply.evidence is not None and reply.evidence.refused and not reply.hits:  # --no-refusal ranked anyway
         return refusal_text(reply)
     if not reply.hits:
         return f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"

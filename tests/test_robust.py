@@ -6,6 +6,7 @@ scoped gems. Commands run as real `gemdoc` subprocesses over real SQLite stores.
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -318,6 +319,7 @@ def test_the_mcp_server_answers_lines_it_cannot_parse_and_keeps_serving(small):
 # Most examples run in-process (click's CliRunner) for speed; the last test runs real subprocesses.
 
 SECRET = "TOPSECRET-7f3a"
+CONFLICT_MARKER = re.compile(r"(<{7}|={7}|>{7})( |$)")
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=60)  # lone surrogates included
 LOCK_LINES = st.one_of(
@@ -348,11 +350,13 @@ MANIFESTS = st.one_of(
 URI_PATHS = st.sampled_from([
     "README.md", "secrets.env", "../secret.txt", "..%2fsecret.txt", "%2e%2e/secret.txt", "doc/../../secret.txt",
     "{secret}", "%2F{secret_rel}", "-", "", "doc/guide0.md", "a/" * 200, "%00", "%ff%fe", "README.md%00.txt",
+    "b" * 5000, "c/" * 60_000,
 ])  # fmt: skip
 URIS = st.one_of(
     st.builds("gemdoc://{}@{}/{}#{}".format, st.sampled_from(["widgety", "rake", "passwd", "..", "", "widgety/.."]),
               st.sampled_from(["1.0", "0", "1.0/..", ""]), URI_PATHS,
-              st.one_of(st.sampled_from(["L1", "L0", "L-1", "L99999999999", "widgety", "Foo%23bar", "%00"]), ANY_TEXT)),
+              st.one_of(st.sampled_from(["L1", "L0", "L-1", "L99999999999", "widgety", "Foo%23bar", "%00", "F" * 9000]),
+                        ANY_TEXT)),
     ANY_TEXT,
 )  # fmt: skip
 OPTIONS = st.lists(st.one_of(
@@ -409,7 +413,13 @@ def test_random_lockfiles_and_manifests_never_crash_or_write_outside(tmp_path, l
         result = _cli(project, *args)
         if args[0] == "status" and result.exit_code == 0:
             json.loads(result.stdout)
+    plain = _cli(project, "index", "--dry-run")
+    if any(CONFLICT_MARKER.match(line) for line in lock.decode("utf-8", "replace").splitlines()):
+        assert plain.exit_code != 0, plain.output  # never read as if the conflict were resolved
     _unchanged_outside_gemdoc(tmp_path, before)
+    (project / "Gemfile.lock").write_bytes(b"\xef\xbb\xbf" + lock.replace(b"\n", b"\r\n").removeprefix(b"\xef\xbb\xbf"))
+    dressed = _cli(project, "index", "--dry-run")  # a BOM and CRLF line ends change nothing
+    assert (dressed.exit_code, dressed.stdout) == (plain.exit_code, plain.stdout), (dressed.output, plain.output)
 
 
 @PROPERTY
@@ -418,18 +428,36 @@ def test_random_uris_never_read_outside_the_scoped_gem(planted, tmp_path, addres
     secret = tmp_path / "secret.txt"
     address = address.replace("{secret}", str(secret)).replace("{secret_rel}", str(secret).lstrip("/"))
     before = _files(tmp_path)
-    _cli(planted, "show", address, *(["--source"] if source else []))
+    result = _cli(planted, "show", address, *(["--source"] if source else []))
+    if result.exit_code:
+        assert len(result.stderr) < 400 and result.stderr.count("\n") == 1, result.stderr[:500]  # one short line
     _unchanged_outside_gemdoc(tmp_path, before)
 
 
+QUERIES = st.one_of(
+    st.sampled_from(["widgety frobnicate", "Guide 2", "Section 4 widget", "widgety"]),
+    st.builds("{} {}".format, st.sampled_from(["widgety", "frobnicate the widget"]), ANY_TEXT),
+    ANY_TEXT,
+).filter(lambda s: s.strip() and not s.startswith("-"))
+
+
 @PROPERTY
-@given(query=ANY_TEXT.filter(lambda s: s.strip() and not s.startswith("-")), options=OPTIONS)
+@given(query=QUERIES, options=OPTIONS)
 def test_random_queries_and_options_work_in_every_output_mode(planted, query, options):
+    """Text, --json and --files list the same first result for any query and option values."""
     args = [a for option in options for a in ([option] if isinstance(option, str) else option)]
-    result = _cli(planted, "search", query, *args)
-    if "--json" in args and result.exit_code == 0:
-        reply = json.loads(result.stdout_bytes.decode("utf-8"))
-        assert isinstance(reply["results"], list)
+    args = [a for a in args if a not in ("--json", "--files")]
+    text = _cli(planted, "search", query, *args)
+    reply = _cli(planted, "search", query, *args, "--json")
+    listed = _cli(planted, "search", query, *args, "--files")
+    assert text.exit_code == reply.exit_code == listed.exit_code, (text.output, reply.output, listed.output)
+    if reply.exit_code:
+        return
+    results = json.loads(reply.stdout_bytes.decode("utf-8"))["results"]
+    first_text = re.search(r"gemdoc://\S+", text.stdout)
+    assert [r["uri"] for r in results[:1]] == ([first_text.group()] if first_text else []), (text.stdout, results)
+    files = listed.stdout.splitlines()
+    assert len(files[:1]) == len(results[:1]), (files, results)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -491,3 +491,19 @@ def test_real_subprocesses_take_random_bytes_and_uris(planted, tmp_path, address
         if args[0] == "search" and done.returncode == 0:
             json.loads(done.stdout.decode("utf-8"))
     _unchanged_outside_gemdoc(tmp_path, before)
+
+
+MODEL = Path(__file__).resolve().parent.parent.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx-int8"
+
+
+@pytest.mark.skipif(not MODEL.is_dir(), reason="the small test model is in ../shared/models beside the checkout")
+def test_invalid_utf8_reaches_the_embedder_as_text(small):
+    env = os.environ | {"GEMDOC_MODEL_DIR": str(MODEL)}
+    embedded = gemdoc(small, "embed", "--quiet", env=env)
+    assert embedded.returncode == 0, embedded.stderr
+    for command in ("query", "vsearch"):
+        done = subprocess.run([sys.executable, "-m", "gemdoc", command, b"frobnicate \xff\xfe widget", "--json"],
+                              cwd=small, capture_output=True, timeout=120, env=env)  # fmt: skip
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-600:]
+        reply = json.loads(done.stdout.decode("utf-8"))
+        assert "\ufffd" in reply["query"] and reply["mode"] != "keyword", reply

@@ -133,6 +133,6 @@ def repair(path: Path, dry_run: bool = False) -> str | None:
                 os.replace(source, f"{aside}{suffix}")
     done = "would move it aside to {} and rebuild" if dry_run else "moved it aside to {} and rebuilt"
     return (
-        f"the store was {found.kind} ({found.detail}): {done.format(aside)} this project's index; "
+        f"the store is {found.kind} ({found.detail}): {done.format(aside)} this project's index; "
         "run `gemdoc index` in your other projects"
     )

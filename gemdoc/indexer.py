@@ -65,7 +65,8 @@ class IndexReport:
         """Every gem settled: stored, known to have nothing to document, or failed on this exact source
         (a failure with no entry, such as the ri cache removed mid-run, settles nothing)."""
         return not any(
-            (o.outcome == "skipped" and o.reason.startswith("not installed")) or (o.outcome == "failed" and o.entry is None)
+            (o.outcome == "skipped" and o.reason.startswith("not installed"))
+            or (o.outcome == "failed" and o.entry is None)
             for o in self.outcomes
         )
 
@@ -116,7 +117,7 @@ def index_project(
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
             report.repaired = damage.repair(paths.store_path(), dry_run)
-            report.discarded = store.unreadable_reason(paths.store_path())
+            report.discarded = None if report.repaired else store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
         for gem in (g for g in gems if g.name in settled):

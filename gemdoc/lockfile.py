@@ -153,7 +153,9 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         match = SPEC_LINE.match(line)
         version = VERSION.match(match["version"]) if match else None
         if not match or not version:
-            raise LockfileError(f"{lock.path}:{number}: unreadable spec {stripped[:80]!r}; regenerate with `bundle lock`")
+            raise LockfileError(
+                f"{lock.path}:{number}: unreadable spec {stripped[:80]!r}; regenerate with `bundle lock`"
+            )
         gem = LockedGem(
             name=match["name"],
             version=version["version"],
@@ -171,6 +173,8 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         return
     key, colon, value = stripped.partition(":")
     if not colon or not KEY.match(key) or line.startswith("   "):
-        raise LockfileError(f"{lock.path}:{number}: unreadable line {stripped[:80]!r}; regenerate it with `bundle lock`")
+        raise LockfileError(
+            f"{lock.path}:{number}: unreadable line {stripped[:80]!r}; regenerate it with `bundle lock`"
+        )
     if key in ("remote", "revision"):
         source[key] = value.strip()

@@ -9,7 +9,6 @@ remedy, anything else ``{"error": "internal error: ..."}``, and the session goes
 import functools
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -123,10 +122,13 @@ async def _serve_stdio(server: MCPServer) -> None:
     tool or a child process goes to stderr, never onto the wire."""
     from mcp.server.stdio import stdio_server
 
-    wire = os.fdopen(os.dup(1), "wb", buffering=0)
+    source, wire = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb", buffering=0)
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)  # a child process reads nothing of the wire either
+    os.close(quiet)
     os.dup2(2, 1)
     out = Wire(wire)
-    async with stdio_server(stdin=Lines(sys.stdin.buffer, out), stdout=out) as (read, write):
+    async with stdio_server(stdin=Lines(source, out), stdout=out) as (read, write):
         lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; no public handle exists
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
@@ -174,10 +176,12 @@ class Lines:
                 yield line
 
     async def _skip_rest(self) -> None:
-        while (chunk := await anyio.to_thread.run_sync(self.source.readline, MAX_LINE_BYTES)) and not chunk.endswith(
-            b"\n"
-        ):
-            pass
+        """Read past the end of an overlong line."""
+        chunk = b""
+        while not chunk.endswith(b"\n"):
+            chunk = await anyio.to_thread.run_sync(self.source.readline, MAX_LINE_BYTES)
+            if not chunk:
+                return
 
     async def _screen(self, raw: bytes) -> str | None:
         import mcp_types
@@ -187,7 +191,7 @@ class Lines:
             return None
         try:
             data = _replace_surrogates(json.loads(text))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's limit
             await self.wire.reply_error(None, PARSE_ERROR, "Parse error: the line is not JSON")
             return None
         try:

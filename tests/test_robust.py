@@ -206,7 +206,8 @@ def api_project(base: Path) -> Path:
     lib = base / "widgety" / "lib"
     lib.mkdir()
     (lib / "widgety.rb").write_text(
-        "# Frobnicates widgets.\nmodule Widgety\n  # Spin the widget +times+ times.\n  def self.spin(times)\n  end\nend\n"
+        "# Frobnicates widgets.\nmodule Widgety\n  # Spin the widget +times+ times.\n"
+        "  def self.spin(times)\n  end\nend\n"
     )
     return project
 
@@ -303,15 +304,17 @@ def test_the_mcp_server_answers_lines_it_cannot_parse_and_keeps_serving(small):
         b'{"jsonrpc": "2.0", "id": 5, "method": 42}',
         (search % (6, '{"query": "widgety \\ud800 frobnicate"}')).encode(),
         (search % (7, '{"query": "widgety frobnicate"}')).encode().replace(b"widgety ", b"widgety \xff "),
+        b"[" * 100_000,
         b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}',
     ])  # fmt: skip
-    assert replies[0] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": replies[0]["error"]["message"]}}
+    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32700, replies[0]
     assert replies[1]["id"] == 5 and replies[1]["error"]["code"] == -32600, replies[1]
     for reply, ident in zip(replies[2:4], (6, 7)):
         assert reply["id"] == ident and "error" not in reply, reply
         answer = json.loads(reply["result"]["content"][0]["text"])
         assert "\ufffd" in answer["query"] and answer["results"], answer
-    assert replies[4]["id"] == 8 and {t["name"] for t in replies[4]["result"]["tools"]} >= {"search", "show"}
+    assert replies[4]["id"] is None and replies[4]["error"]["code"] == -32700, replies[4]
+    assert replies[5]["id"] == 8 and {t["name"] for t in replies[5]["result"]["tools"]} >= {"search", "show"}
 
 
 # Property: random lockfiles, manifests, URIs and queries never make the CLI crash, exit outside 0/1/2,

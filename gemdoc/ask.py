@@ -1,6 +1,7 @@
 """Asking a bundle a question: the library behind `search`, `vsearch`, `query`, `show` and the
 MCP server. Each call returns the reply as data; render.py turns it into text or JSON."""
 
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from gemdoc.evidence import Evidence
 DEFAULT_MAX_CHARS = 12_000  # the whole reply; fits an agent's context with room to spare
 MAX_CHARS_BOUNDS = (500, 200_000)
 LIMIT_BOUNDS = (1, 100)
+SURROGATE = re.compile("[\ud800-\udfff]")  # not text: no encoder, JSON writer or terminal takes it
 
 
 @dataclass
@@ -58,7 +60,7 @@ def open_bundle(root: Path) -> Bundle:
 
 def clean(text: str) -> tuple[str, list[str]]:
     """The query as searched, and a note when it had to be cut."""
-    text = text.replace("\x00", " ").strip()
+    text = SURROGATE.sub("\ufffd", text.replace("\x00", " ")).strip()  # argv's undecodable bytes, a lone \ud800
     if len(text) > q.MAX_QUERY_CHARS:
         return text[: q.MAX_QUERY_CHARS], [f"query truncated to its first {q.MAX_QUERY_CHARS} characters"]
     return text, []
@@ -98,7 +100,7 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
         return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))
     line = address.line or (row["line"] if row is not None else None)
     if row is None and line is None:
-        raise GemdocError(f"nothing at {address_text}: no such chunk in {address.gem} {address.version}")
+        raise GemdocError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")
     if address.path is None or line is None:
-        raise GemdocError(f"{address_text} has no source line: gemdoc found no Ruby definition for it")
+        raise GemdocError(f"{uri.shorten(address_text)} has no source line: gemdoc found no Ruby definition for it")
     return shower.source_lines(conn, address, entry, line, context)

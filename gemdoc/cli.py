@@ -1,6 +1,7 @@
 """The command line: a thin shell over the library (indexer, search, status)."""
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -31,6 +32,14 @@ class Gemdoc(click.Group):
         except GemdocError as exc:
             click.echo(f"gemdoc: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except sqlite3.DatabaseError as exc:
+            from gemdoc import damage, paths
+
+            problem = damage.explain(paths.store_path(), exc)
+            if problem is None:
+                raise
+            click.echo(f"gemdoc: {problem}", err=True)
+            sys.exit(problem.exit_code)
         except KeyboardInterrupt:
             click.echo("gemdoc: interrupted; finished gems are stored, run the command again to finish", err=True)
             sys.exit(130)
@@ -86,7 +95,7 @@ def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=F
 
     progress = None if quiet else _progress_printer()
     report = indexer.index_project(project, scope, all_languages, jobs, dry_run, force, progress, rebuild)
-    for line in report.malformed:
+    for line in report.malformed + ([report.repaired] if report.repaired else []):
         click.echo(f"gemdoc: {line}", err=True)
     click.echo(_summary(report))
     if any(o.outcome == "failed" for o in report.outcomes):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
@@ -54,6 +54,7 @@ class IndexReport:
     outcomes: list[GemOutcome] = field(default_factory=list)
     seconds: float = 0.0
     discarded: str | None = None  # why reindex threw the old store away
+    repaired: str | None = None  # where reindex moved a damaged store
     malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
 
     def count(self, outcome: str) -> int:
@@ -61,8 +62,13 @@ class IndexReport:
 
     @property
     def complete(self) -> bool:
-        """Every gem settled: stored, known to have nothing to document, or failed on this exact source."""
-        return not any(o.outcome == "skipped" and o.reason.startswith("not installed") for o in self.outcomes)
+        """Every gem settled: stored, known to have nothing to document, or failed on this exact source
+        (a failure with no entry, such as the ri cache removed mid-run, settles nothing)."""
+        return not any(
+            (o.outcome == "skipped" and o.reason.startswith("not installed"))
+            or (o.outcome == "failed" and o.entry is None)
+            for o in self.outcomes
+        )
 
 
 @dataclass
@@ -110,7 +116,8 @@ def index_project(
     located = locations.locate(project, todo, variants, trust.verdict(project).trusted) if todo else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
-            report.discarded = store.unreadable_reason(paths.store_path())
+            report.repaired = damage.repair(paths.store_path(), dry_run)
+            report.discarded = None if report.repaired else store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
         for gem in (g for g in gems if g.name in settled):
@@ -165,7 +172,7 @@ def changed_copies(project: Path, langs: bool) -> list[str]:
 
 def writer_lock():
     """Held by every writer of the store (index, reindex, embed), so they never interleave."""
-    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    damage.check_writable(paths.store_path())
     return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
 
 
@@ -303,6 +310,8 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
     except ShimError as exc:
         entry = writer.mark(dataclasses.replace(record, state="failed", error=str(exc)))
         return GemOutcome(gem.name, gem.version, "failed", str(exc), entry=entry)
+    except ri.CacheVanished as exc:  # not the gem's fault: not marked, so the next run redoes it
+        return GemOutcome(gem.name, gem.version, "failed", str(exc))
     docs = prepared.docs
     if not prepared.chunks:
         entry = writer.mark(dataclasses.replace(record, state="skipped", error="no documentation"))

@@ -75,12 +75,11 @@ def _fit(data: dict, items: list[dict], budget: int) -> None:
         data["results"].append(item)
         if len(_dumps(data)) <= budget:
             continue
-        if index == 0:  # the first result is cut to fit rather than left out
+        if index == 0:  # the first result is cut to fit rather than left out, as in text mode
             item["text_truncated"] = True
             over = len(_dumps(data)) - budget
-            if len(item["text"]) > over:
-                item["text"] = item["text"][: len(item["text"]) - over - 1] + "…"
-                continue
+            item["text"] = item["text"][: max(0, len(item["text"]) - over - 1)] + "…"
+            continue
         data["results"].pop()
         data["omitted_for_budget"] = len(items) - index
         return
@@ -95,7 +94,7 @@ def results_files(reply: Reply) -> str:
 
 
 def results_text(reply: Reply, options: Options) -> str:
-    if reply.evidence is not None and reply.evidence.refused:
+    if reply.evidence is not None and reply.evidence.refused and not reply.hits:  # --no-refusal ranked anyway
         return refusal_text(reply)
     if not reply.hits:
         return f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"

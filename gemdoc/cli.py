@@ -109,7 +109,9 @@ def _progress_printer():
 
 def _summary(report) -> str:
     if report.unchanged_lockfile:
-        return f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed ({report.scope} dependencies)"
+        absent = f"; {report.absent} not installed (`gemdoc status` lists them)" if report.absent else ""
+        return (f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed "
+                f"({report.scope} dependencies){absent}")  # fmt: skip
     if report.dry_run:
         todo = report.count("would index")
         discard = f"dry run: would discard the store ({report.discarded})\n" if report.discarded else ""

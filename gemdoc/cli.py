@@ -249,6 +249,7 @@ def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_
 def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
     from gemdoc import ask
 
+    ask.clean(text)  # a usage error (a query without words) comes before any model or vector
     bundle = _bundle(project_dir)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)

@@ -91,3 +91,80 @@ def test_status_lists_what_is_not_installed_and_index_is_a_noop_until_it_is(half
     assert "gemdoc_fixture 1.2.3  indexed" in installed.stderr, installed.stdout + installed.stderr
     after = json.loads(gemdoc("status", "--json", cwd=project, env=env).stdout)
     assert after["not_indexed"] == [] and after["next"] is None, after
+
+
+@pytest.fixture(scope="module")
+def indexed_example(tmp_path_factory) -> tuple[Path, dict]:
+    """The example project indexed once in its own gemdoc home, shared by the read-only tests below."""
+    base = tmp_path_factory.mktemp("first_hour")
+    env = {k: v for k, v in os.environ.items() if k not in ("BUNDLE_GEMFILE", "GEM_HOME", "GEM_PATH")}
+    env |= {"HOME": str(base / "home"), "GEMDOC_HOME": str(base / "gemdoc"), "XDG_DATA_HOME": str(base / "data"),
+            "XDG_CACHE_HOME": str(base / "cache"), "XDG_CONFIG_HOME": str(base / "config")}  # fmt: skip
+    project = base / "demo"
+    shutil.copytree(ROOT / "examples" / "demo", project, ignore=shutil.ignore_patterns(".gemdoc.yml"))
+    done = gemdoc("index", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    return project, env
+
+
+@pytest.mark.parametrize("words", ["", "   ", "?!", "#.::"])
+def test_a_query_without_words_is_a_usage_error(indexed_example, words):
+    project, env = indexed_example
+    for command in ("search", "query", "vsearch"):
+        done = gemdoc(command, words, cwd=project, env=env)
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "no words" in done.stderr and not done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("uri, says", [
+    ("gemdoc://rake@13.0.6/lib/rake/task.rb#L99999", "outside lib/rake/task.rb"),
+    ("gemdoc://rake@13.0.6/lib/rake/task.rb#L0", "outside lib/rake/task.rb"),
+    ("gemdoc://rake@13.0.6/lib/rake/nothing.rb#L3", "not a file of rake"),
+    ("gemdoc://rack@2.2.0/lib/rack.rb#L1", "not in the index of this project's bundle"),
+    ("gemdoc://rake@13.0.6/lib/rake/task.rb#No%23such", "nothing at"),
+    ("https://example.com/x", "not a gemdoc URI"),
+])  # fmt: skip
+def test_show_of_a_uri_naming_nothing_is_a_usage_error(indexed_example, uri, says):
+    project, env = indexed_example
+    for extra in ((), ("--source",)):
+        done = gemdoc("show", uri, *extra, cwd=project, env=env)
+        assert done.returncode == 2 and says in done.stderr, (extra, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and not done.stdout
+
+
+def test_show_takes_the_project_option_like_every_project_command(indexed_example, tmp_path):
+    project, env = indexed_example
+    done = gemdoc("show", "-C", str(project), "gemdoc://rake@13.0.6/lib/rake/task.rb#L120", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "rake 13.0.6" in done.stdout, done.stderr
+    sentence = re.search(r"Every command that acts on one project \(all but (.*?)\) takes `--project DIR`", README, re.S)
+    exempt = {" ".join(w for w in name.split() if w.islower()) for name in re.findall(r"`([^`]+)`", sentence[1])}
+    from gemdoc.cli import main
+    import click
+
+    def walk(group, prefix=""):
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix}{name} ")
+            yield f"{prefix}{name}", command
+
+    for name, command in walk(main):
+        if name in exempt or name == "skill":
+            continue
+        assert any("-C" in p.opts for p in command.params), f"gemdoc {name} has no -C/--project"
+
+
+def test_a_long_query_and_a_long_result_are_cut_at_a_word_boundary(indexed_example):
+    project, env = indexed_example
+    words = ["stub", "method", "minitest", "replacing", "temporary", "duration", "block"]
+    long_query = " ".join(words[i % len(words)] for i in range(3000))  # about 25,000 characters
+    reply = json.loads(gemdoc("search", "--json", long_query, cwd=project, env=env).stdout)
+    assert long_query.startswith(reply["query"]) and long_query[len(reply["query"])] == " ", reply["query"][-30:]
+    assert any("truncated" in note for note in reply["notes"])
+    whole = gemdoc("search", "--json", "-n", "1", "Object#stub", cwd=project, env=env).stdout
+    text = json.loads(whole)["results"][0]["text"]
+    budget = str(len(whole.strip()) - 200)  # the first result must lose about 200 characters
+    cut = json.loads(gemdoc("search", "--json", "-n", "1", "--max-chars", budget, "Object#stub", cwd=project,
+                            env=env).stdout)["results"][0]  # fmt: skip
+    assert cut["text_truncated"] and cut["text"].endswith("…")
+    kept = cut["text"][:-1]
+    assert text.startswith(kept) and text[len(kept)].isspace(), kept[-30:]

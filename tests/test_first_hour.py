@@ -168,3 +168,60 @@ def test_a_long_query_and_a_long_result_are_cut_at_a_word_boundary(indexed_examp
     assert cut["text_truncated"] and cut["text"].endswith("…")
     kept = cut["text"][:-1]
     assert text.startswith(kept) and text[len(kept)].isspace(), kept[-30:]
+
+
+INT8 = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx-int8"
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused at once
+
+
+def test_embed_without_network_fails_fast_naming_the_network_and_the_model_dir(indexed_example):
+    project, env = indexed_example
+    offline = {k: v for k, v in env.items() if k not in ("GEMDOC_MODEL_DIR", "HF_HUB_OFFLINE", "NO_PROXY", "no_proxy")}
+    offline |= {k: UNREACHABLE for k in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy")}
+    import time
+
+    start = time.monotonic()
+    done = gemdoc("embed", cwd=project, env=offline, timeout=120)
+    seconds = time.monotonic() - start
+    assert done.returncode == 1 and seconds < 10, (seconds, done.stderr[-500:])
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("gemdoc: cannot download"), done.stderr
+    assert "no network" in done.stderr and "GEMDOC_MODEL_DIR" in done.stderr and "model_dir" in done.stderr
+    assert "GEMDOC_MODEL_DIR" in gemdoc("embed", "--help", cwd=project, env=env).stdout
+
+
+async def _mcp_query(project: Path, env: dict) -> dict:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gemdoc", "mcp"],
+                                   env=env | {"PYTHONPATH": str(ROOT)}, cwd=str(project))  # fmt: skip
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            answer = await session.call_tool("query", {"query": "how do I stub a method in a test", "n": 3})
+            return json.loads(answer.content[0].text)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not INT8.is_dir(), reason="needs the small model in ../shared/models")
+def test_the_model_is_found_where_embed_got_it_or_query_answers_by_keyword(indexed_example, tmp_path):
+    import anyio
+
+    project, env = indexed_example
+    model = tmp_path / "model"
+    shutil.copytree(INT8, model)
+    embedded = gemdoc("embed", "-q", cwd=project, env=env | {"GEMDOC_MODEL_DIR": str(model)})
+    assert embedded.returncode == 0, embedded.stderr
+    plain = {k: v for k, v in env.items() if k != "GEMDOC_MODEL_DIR"}  # a later shell, or the README's .mcp.json
+    reply = json.loads(gemdoc("query", "--json", "how do I stub a method in a test", cwd=project, env=plain).stdout)
+    assert reply["mode"] == "hybrid" and reply["results"], reply["notes"]
+    assert anyio.run(_mcp_query, project, plain)["mode"] == "hybrid"
+
+    shutil.rmtree(model)  # the model is gone: query still answers, by keyword, and says why
+    done = gemdoc("query", "--json", "how do I stub a method in a test", cwd=project, env=plain)
+    reply = json.loads(done.stdout)
+    assert done.returncode == 0 and reply["mode"] == "keyword" and reply["results"], done.stderr
+    assert any("answered by keyword alone" in note for note in reply["notes"]) and "keyword alone" in done.stderr
+    over_mcp = anyio.run(_mcp_query, project, plain)
+    assert "error" not in over_mcp and over_mcp["mode"] == "keyword" and over_mcp["results"], over_mcp
+    assert any("answered by keyword alone" in note for note in over_mcp["notes"])

@@ -225,3 +225,36 @@ def test_the_model_is_found_where_embed_got_it_or_query_answers_by_keyword(index
     over_mcp = anyio.run(_mcp_query, project, plain)
     assert "error" not in over_mcp and over_mcp["mode"] == "keyword" and over_mcp["results"], over_mcp
     assert any("answered by keyword alone" in note for note in over_mcp["notes"])
+
+
+def bundled_gem_dirs() -> list[Path]:
+    """The gems Ruby ships (its bundled gems, under its own lib directory), each in its own directory."""
+    code = 'print File.join(RbConfig::CONFIG["rubylibprefix"], "gems", RbConfig::CONFIG["ruby_version"])'
+    home = subprocess.run(["ruby", "-e", code], capture_output=True, text=True, check=True).stdout
+    return sorted(p for p in (Path(home) / "gems").iterdir() if p.is_dir())
+
+
+def test_prose_filters_drop_no_guide_of_rubys_bundled_gems():
+    from gemdoc import prose
+
+    dropped: dict[str, list[str]] = {}
+    verdicts = {}
+    for gem in bundled_gem_dirs():
+        for verdict in prose.audit(gem):
+            verdicts[f"{gem.name}/{verdict.relative}"] = verdict
+            if verdict.rule:
+                dropped.setdefault(verdict.rule, []).append(f"{gem.name}/{verdict.relative}")
+    listing = "\n".join(f"{rule}: {len(names)}: {' '.join(names[:12])}" for rule, names in sorted(dropped.items()))
+    assert verdicts["rake-13.0.6/doc/rakefile.rdoc"].source_type == "doc", listing
+    in_trees = [name for rule in prose.NOT_PROSE for name in dropped.get(rule, []) if name.count("/") > 1]
+    assert in_trees == [], f"a name rule dropped files of doc trees:\n{listing}"
+    guides = [name for name, v in verdicts.items() if name.count("/") > 1 and v.rule
+              and Path(name).suffix in prose.PROSE_SUFFIXES - {""}]  # fmt: skip
+    assert guides == [], f"prose files of doc trees dropped:\n{listing}"
+    assert dropped["license"] and all(Path(n).name.upper().startswith("LICENSE") for n in dropped["license"]), listing
+
+
+def test_rakes_main_guide_is_searchable(indexed_example):
+    project, env = indexed_example
+    reply = json.loads(gemdoc("search", "--json", "-n", "3", "Tasks that Expect Parameters", cwd=project, env=env).stdout)
+    assert "doc/rakefile.rdoc" in [r["path"] for r in reply["results"]], [r["uri"] for r in reply["results"]]

@@ -10,7 +10,7 @@ from gemdoc import hybrid, paths, project, store, uri
 from gemdoc import show as shower
 from gemdoc import terms as q
 from gemdoc import search as searcher
-from gemdoc.errors import GemdocError
+from gemdoc.errors import GemdocError, UsageError
 from gemdoc.evidence import Evidence
 
 DEFAULT_MAX_CHARS = 12_000  # the whole reply; fits an agent's context with room to spare
@@ -61,9 +61,23 @@ def open_bundle(root: Path) -> Bundle:
 def clean(text: str) -> tuple[str, list[str]]:
     """The query as searched, and a note when it had to be cut."""
     text = SURROGATE.sub("\ufffd", text.replace("\x00", " ")).strip()  # argv's undecodable bytes, a lone \ud800
+    if not re.search(r"\w", text):
+        raise UsageError("the query has no words to search for: ask a question or name an API, e.g. \"Hash#dig\"")
     if len(text) > q.MAX_QUERY_CHARS:
-        return text[: q.MAX_QUERY_CHARS], [f"query truncated to its first {q.MAX_QUERY_CHARS} characters"]
+        return cut(text, q.MAX_QUERY_CHARS), [f"query truncated to its first {q.MAX_QUERY_CHARS} characters"]
     return text, []
+
+
+def cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, ending at a word boundary when one lies in the
+    second half (a single word longer than that is cut where it must be)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace():
+        return head.rstrip()
+    space = max(head.rfind(c) for c in " \t\n")
+    return head[:space].rstrip() if space > limit // 2 else head
 
 
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
@@ -93,14 +107,19 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
     from this project's own entry for the gem version: the store is shared by every project, and
     show reads only gems this project's Gemfile.lock locks."""
     conn = bundle.conn
-    address = uri.parse(address_text)
-    entry = shower.entry_of(conn, address, bundle.scope.gems, bundle.root)
+    try:
+        address = uri.parse(address_text)
+        entry = shower.entry_of(conn, address, bundle.scope.gems, bundle.root)
+    except UsageError:
+        raise
+    except GemdocError as exc:  # a URI that names nothing here is a usage error, as its parse is
+        raise UsageError(str(exc)) from exc
     row = shower.find_chunk(conn, address, entry)
     if row is not None and not source:
         return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))
-    line = address.line or (row["line"] if row is not None else None)
+    line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
-        raise GemdocError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")
+        raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")
     if address.path is None or line is None:
         raise GemdocError(f"{uri.shorten(address_text)} has no source line: gemdoc found no Ruby definition for it")
     return shower.source_lines(conn, address, entry, line, context)

@@ -118,7 +118,9 @@ def _progress_printer():
 
 def _summary(report) -> str:
     if report.unchanged_lockfile:
-        return f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed ({report.scope} dependencies)"
+        absent = f"; {report.absent} not installed (`gemdoc status` lists them)" if report.absent else ""
+        return (f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed "
+                f"({report.scope} dependencies){absent}")  # fmt: skip
     if report.dry_run:
         todo = report.count("would index")
         discard = f"dry run: would discard the store ({report.discarded})\n" if report.discarded else ""
@@ -193,7 +195,11 @@ def search(query, project_dir, limit, as_json, as_files, explain, min_score, max
 @click.option("--force", is_flag=True, help="Drop every vector and embed again (after changing the model).")
 @QUIET
 def embed(project_dir, force, quiet) -> None:
-    """Give this bundle's chunks vectors; the only command that downloads a model."""
+    """Give this bundle's chunks vectors; the only command that downloads a model.
+
+    Without network, point GEMDOC_MODEL_DIR (or model_dir: in config.yaml) at a directory holding
+    the model's files; GEMDOC_MODEL names another model. Where the model was loaded from is
+    recorded with the vectors, so query, vsearch and the MCP server find it there later."""
     from gemdoc import embed as embedding
 
     progress = None if quiet else _embed_progress()
@@ -220,16 +226,16 @@ def _embed_progress():
 def _vector_arm(bundle, required: bool):
     """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
     from gemdoc import vectors
-    from gemdoc.encoder import Embedder, NoModel
-    from gemdoc.models import configured
+    from gemdoc.encoder import Embedder
+    from gemdoc.models import for_store
 
     if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
         if required:
             raise GemdocError("no vectors for this bundle: run `gemdoc embed` first")
         return None, None, "no vectors for this bundle: run `gemdoc embed`"
     try:
-        embedder = Embedder(configured(bundle.root))
-    except NoModel as exc:
+        embedder = Embedder(for_store(bundle.root, bundle.conn))
+    except GemdocError as exc:  # the model cannot be loaded: `query` still answers, by keyword
         if required:
             raise
         return None, None, str(exc)
@@ -256,11 +262,13 @@ def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_
 def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
     from gemdoc import ask
 
+    ask.clean(text)  # a usage error (a query without words) comes before any model or vector
     bundle = _bundle(project_dir)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:
         click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
+        reply.notes.append(f"answered by keyword alone: {missing}")
     _print(reply, options, as_json, as_files)
 
 

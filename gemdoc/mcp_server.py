@@ -42,20 +42,25 @@ class Session:
         return ask.open_bundle(project.root(self.start))
 
     def vector_arm(self, bundle: ask.Bundle):
+        """The model and matrix, or (None, None, why) when the model cannot be loaded: query then
+        answers by keyword with a note, as the CLI does."""
         from gemdoc import vectors
 
         if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
-            return None, None
+            return None, None, None
         if self.embedder is None:
             from gemdoc.encoder import Embedder
-            from gemdoc.models import configured
+            from gemdoc.models import for_store
 
-            self.embedder = Embedder(configured(bundle.root))
+            try:
+                self.embedder = Embedder(for_store(bundle.root, bundle.conn))
+            except GemdocError as exc:
+                return None, None, f"answered by keyword alone: {exc}"
         vectors.check_identity(bundle.conn, self.embedder.identity)
         key = (os.stat(paths.store_path()).st_mtime_ns, tuple(bundle.scope.gems))
         if key not in self.matrices:
             self.matrices = {key: vectors.Matrix(bundle.conn, bundle.scope.gems)}
-        return self.embedder, self.matrices[key]
+        return self.embedder, self.matrices[key], None
 
 
 def guarded(tool: Callable[..., str]) -> Callable[..., str]:
@@ -93,8 +98,10 @@ def build(start: Path) -> MCPServer:
         """Hybrid keyword + semantic search, for how-to questions phrased in other words than the docs use."""
         options = _options(n, max_chars, explain, min_score, no_refusal)
         bundle = session.bundle()
-        embedder, matrix = session.vector_arm(bundle)
-        return render.results_json(ask.semantic(bundle, query, options, embedder, matrix, False), options)
+        embedder, matrix, note = session.vector_arm(bundle)
+        reply = ask.semantic(bundle, query, options, embedder, matrix, False)
+        reply.notes.extend([note] if note else [])
+        return render.results_json(reply, options)
 
     @server.tool()
     @guarded

@@ -10,7 +10,7 @@ import json
 import re
 
 from gemdoc import uri
-from gemdoc.ask import Options, Reply
+from gemdoc.ask import Options, Reply, cut
 from gemdoc.search import Hit
 
 SNIPPET_CHARS = 240
@@ -78,8 +78,9 @@ def _fit(data: dict, items: list[dict], budget: int) -> None:
         if index == 0:  # the first result is cut to fit rather than left out, as in text mode
             item["text_truncated"] = True
             over = len(_dumps(data)) - budget
-            item["text"] = item["text"][: max(0, len(item["text"]) - over - 1)] + "…"
-            continue
+            if len(item["text"]) > over:
+                item["text"] = cut(item["text"], len(item["text"]) - over - 1) + "…"
+                continue
         data["results"].pop()
         data["omitted_for_budget"] = len(items) - index
         return
@@ -151,5 +152,7 @@ def snippet_of(body: str, matched: list[str]) -> str:
     lower = flat.lower()
     positions = [lower.find(t) for t in matched if lower.find(t) >= 0]
     start = max(0, min(positions) - 60) if positions else 0
-    piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + "…"
+    space = flat.find(" ", start) if start else -1
+    start = space + 1 if 0 <= space < start + 30 else start  # begin at a word, as the cut ends at one
+    piece = cut(flat[start:], SNIPPET_CHARS)
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(flat) else "")

@@ -35,9 +35,9 @@ def main() -> None:
     common.use_home("ruler-corpus")
     conn = store.connect(paths.store_path())
     scope = project.scope(conn, common.CORPUS.resolve()).gems
-    known, absent = ruler.load_questions("corpus")
+    known, absent = ruler.questions.load("dev")  # fitted on dev only
     graded = [(ruler.rank_of(q, f.hits), f.evidence) for q in known for f in [searcher.run(conn, q["q"], scope, 10, refuse=False)]]
-    unanswerable = [searcher.run(conn, a, scope, 10, refuse=False).evidence for a in absent]
+    unanswerable = [searcher.run(conn, a["q"], scope, 10, refuse=False).evidence for a in absent]
     rows = []
     for cov in COVERAGE_BARS:
         for conc in CONCENTRATION_BARS:

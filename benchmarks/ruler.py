@@ -110,7 +110,7 @@ def grade(conn, scope, known: list[dict], absent: list[dict], ranker) -> dict:
         by_kind[question["kind"]].append(rank)
         by_style[question["style"]].append(rank)
         all_ranks.append(rank)
-        refused.append(bool(reply.evidence and reply.evidence.refused))
+        refused.append(reply.refused)
         file_ranks.append(_file_rank(answer_files(conn, question, versions), [f"{h.gem}/{h.file}" for h in reply.hits]))
         if rank != 1:
             top = reply.hits[0].title if reply.hits else None

@@ -54,6 +54,7 @@ def _frequencies() -> str:
     return "\n" + WORD_FREQUENCIES.read_text()
 
 
+@functools.lru_cache(maxsize=4096)
 def zipf(word: str) -> float:
     """How common ``word`` is in general English (log10 per billion words); 0 when not listed."""
     text = _frequencies()

@@ -30,14 +30,14 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `evidence_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_fusion(load("fusion")),
         *_ceiling(load("ceiling")),
-        *_refusal(load("refusal")),
+        *_evidence(load("evidence")),
         *_indexing(example, corpus),
         *_hook(load("hook")),
         *_latency(latency),
@@ -144,33 +144,30 @@ def _file_level(r: dict) -> list[str]:
     return lines
 
 
-def _refusal(r: dict) -> list[str]:
-    ungated = r["ungated"]
+def _evidence(e: dict) -> list[str]:
+    c, cv = e["chosen"], e["cross_validated_dev"]
+    cosine = f"nearest cosine ≥ {c['min_cosine']}" if c["min_cosine"] <= 1 else "no cosine bar"
     lines = [
-        "### Refusal bars (`benchmarks/refusal_bars.py`)",
+        "### Evidence gate (`benchmarks/evidence_bars.py`)",
         "",
-        f"Keyword arm, same bundle; what each pair of bars costs on the {r['questions']['known']} known-answer "
-        f"questions next to the silence it buys on the {r['questions']['absent']} absent ones (ungated: hit@1 "
-        f"{ungated['hit@1']:.3f}, MRR {ungated['mrr']:.3f}, silence {ungated['silence']:.3f}):",
+        f"The gate's bars, chosen on the dev questions only (asked verbatim through `query`, {e['model']}): of "
+        f"{len(e['grid']['min_coverage']) * len(e['grid']['min_concentration']) * len(e['grid']['min_cosine']) * len(e['grid']['zipf'])} "
+        f"sets of bars, the one with the most silence refusing at most {e['max_refused']:.0%} of the answerable "
+        f"questions. Chosen on all of dev: coverage ≥ {c['min_coverage']}, concentration ≥ {c['min_concentration']}, "
+        f"{cosine}, a missing word weighing 0 at Zipf frequency ≥ {c['common_zipf']} and fully at ≤ {c['rare_zipf']}. "
+        f"Fitted on {e['folds'] - 1} of {e['folds']} folds of dev and measured on the fold left out, the same rule "
+        f"refuses {cv['refused']:.3f} of the answerable questions with silence {cv['silence']:.3f}. Each cell is "
+        "**dev / test**:",
         "",
-        "| min coverage | min concentration | hit@1 | cost | MRR | silence |",
-        "|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in r["rows"]:
-        if row["min_coverage"] in (0.0, 0.85) and row["min_concentration"] in (0.0, 0.5, 0.6, 0.65, 0.7):
-            mark = " **(shipped)**" if row["shipped"] else ""
-            lines.append(
-                f"| {row['min_coverage']} | {row['min_concentration']}{mark} | {row['hit@1']:.3f} | "
-                f"{row['hit@1'] - ungated['hit@1']:+.3f} | {row['mrr']:.3f} | {row['silence']:.3f} |"
-            )
-    lines += [
-        "",
-        "The shipped pair is the one with the most silence at no cost in hit@1 on this ruler. Every known answer "
-        "ranked first holds at least 0.6 of its question's rarity in one chunk; it is fitted on these questions, "
-        "so expect some cost on questions phrased far from the docs (`--no-refusal` ranks anyway).",
-        "",
-    ]
-    return lines
+        "| arm | bars | hit@1 | answerable refused | silence on absent |",
+        "|---|---|---:|---:|---:|",
+    ]  # fmt: skip
+    for arm in ("query", "search"):
+        for name, by_split in e[arm].items():
+            d, t = by_split["dev"], by_split["test"]
+            lines.append(f"| `{arm}` | {name} | {d['hit@1']:.3f} / {t['hit@1']:.3f} | {d['refused']:.3f} / "
+                         f"{t['refused']:.3f} | {d['silence']:.3f} / {t['silence']:.3f} |")  # fmt: skip
+    return lines + [""]
 
 
 def _mcp(m: dict) -> list[str]:

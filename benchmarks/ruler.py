@@ -263,11 +263,13 @@ def build(corpus: str, embed_with: Path | None = None) -> Path:
 
 
 def prepare(embed_with: Path | None, reuse: bool) -> Path:
-    """The corpus project, its store built (and embedded) unless ``reuse`` and the store is there."""
+    """The corpus project, its store built (and embedded) unless ``reuse`` and the store is there
+    (another checkout's copy of benchmarks/.work is reused as it is: its gems are keyed by source)."""
     common.use_home(f"ruler-{CORPUS}")
     if embed_with:
         os.environ["GEMDOC_MODEL_DIR"] = str(embed_with)
     if reuse and paths.store_path().exists():
+        indexer.index_project(common.CORPUS, scope="all")  # only records this checkout's project when it is new
         return common.CORPUS
     return build(CORPUS, embed_with)
 

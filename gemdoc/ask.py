@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemdoc import hybrid, paths, project, store, uri
+from gemdoc import evidence, hybrid, paths, project, store, uri
 from gemdoc import show as shower
 from gemdoc import terms as q
 from gemdoc import search as searcher
@@ -51,6 +51,11 @@ class Reply:
     plan: searcher.Plan | None = None
     notes: list[str] = field(default_factory=list)
     explain: dict[int, dict] = field(default_factory=dict)
+    refused: bool = False  # the gate found no evidence and the caller let it refuse
+
+
+NEAREST = 3  # the rejected candidates a refusal names
+API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}|^[A-Z]\w+/[A-Z]\w+$")
 
 
 def open_bundle(root: Path) -> Bundle:
@@ -82,19 +87,71 @@ def cut(text: str, limit: int) -> str:
 
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
-    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, options.refuse)
+    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, refuse=False)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
-    return _finish(Reply(text, "keyword", found.hits, arms, found.evidence, bundle, found.plan, notes), options)
+    judged = evidence.judge([(None, found.evidence)], named_apis(bundle, text), None)
+    return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
 def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vector_only: bool) -> Reply:
     text, notes = clean(text)
     routed = f"vec: {text}" if vector_only else text
-    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, options.refuse)
-    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, reply.evidence, bundle, reply.plan, notes), options)
+    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, refuse=False)
+    parts = hybrid.parse(routed) or [(None, routed)]
+    judged = _judge_parts(bundle, parts, reply.evidence, embedder, matrix)
+    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, judged, bundle, reply.plan, notes), options)
+
+
+def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix) -> Evidence:
+    """Each typed part judged on its own; the nearest chunk's cosine only when the words alone refuse."""
+    if len(parts) == 1:
+        lexical = [(parts[0][0], whole)]
+    else:
+        lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1, refuse=False).evidence)
+                   for kind, body in parts]  # fmt: skip
+    named = named_apis(bundle, " ".join(body for _, body in parts))
+    judged = evidence.judge(lexical, named, None)
+    if judged.refused and evidence.BARS.min_cosine <= 1 and embedder is not None and matrix is not None:
+        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix))
+    return judged
+
+
+def nearest_cosine(parts: list, embedder, matrix) -> float | None:
+    """The best cosine between any semantic part (untyped, ``vec:``, ``hyde:``) and a chunk of the bundle."""
+    best = None
+    for kind, body in parts:
+        if kind == "lex" or not len(matrix):
+            continue
+        query = embedder.embed_documents([body])[0] if kind == "hyde" else embedder.embed_query(body)
+        ranked = matrix.rank(query, 1)
+        if ranked:
+            best = max(best or -1.0, ranked[0][1])
+    return best
+
+
+def named_apis(bundle: Bundle, text: str) -> list[str]:
+    """The words of ``text`` that name an API (``Rack::Builder#map``, ``WhereChain``, ``where_not``,
+    ``Style/StringLiterals``) the bundle documents under that name: evidence by themselves."""
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    found = []
+    for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):
+        ident = q.identifier(word.replace("/", "::")) if API_WORD.search(word) else None
+        if ident and _documented(bundle.conn, ident, scope):
+            found.append(word)
+    return found
+
+
+def _documented(conn: sqlite3.Connection, ident: q.Identifier, scope: searcher.Scope) -> bool:
+    suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
+    rows = conn.execute("SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name])
+    return any(r in scope and (t in ident.full_names or t.endswith(suffixes)) for r, t in rows)
 
 
 def _finish(reply: Reply, options: Options) -> Reply:
+    reply.refused = options.refuse and reply.evidence.refused
+    if reply.refused:
+        reply.evidence.nearest = [f"{h.gem} {h.version} {h.title}" for h in reply.hits[:NEAREST]]
+        reply.hits, reply.arms = [], {}
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
     if options.explain and reply.hits and reply.plan:

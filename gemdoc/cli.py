@@ -174,7 +174,7 @@ def _print(reply, options, as_json: bool, as_files: bool) -> None:
     elif as_files:
         if reply.hits:
             click.echo(render.results_files(reply))
-        elif reply.evidence is not None and reply.evidence.refused:
+        elif reply.refused:
             click.echo(render.refusal_text(reply), err=True)  # stdout stays a list of files
     else:
         click.echo(render.results_text(reply, options))

@@ -1,10 +1,8 @@
 """Asking a bundle a question: the library behind `search`, `vsearch`, `query`, `show` and the
 MCP server. Each call returns the reply as data; render.py turns it into text or JSON."""
 
-import dataclasses
-import difflib
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gemdoc import hybrid, paths, project, store, uri
@@ -65,11 +63,13 @@ def only_gem(bundle: Bundle, name: str | None) -> Bundle:
     wanted = name.strip().lower()
     ids = [i for (gem, _), (i, state) in bundle.scope.entries.items() if gem.lower() == wanted and state == "complete"]
     if not ids:
+        import difflib  # only on this error path
+
         names = sorted({g for g, _ in bundle.scope.entries})
         near = [g for g in names if wanted in g.lower()] or difflib.get_close_matches(wanted, names, 3, 0.6)
         hint = f" (did you mean {', '.join(near[:5])}?)" if near else ""
         raise GemdocError(f"no gem {name!r} indexed in this bundle{hint}: name a gem as Gemfile.lock spells it")
-    narrowed = dataclasses.replace(bundle.scope, gems=ids)
+    narrowed = replace(bundle.scope, gems=ids)
     return Bundle(bundle.conn, narrowed, bundle.root)
 
 

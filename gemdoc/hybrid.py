@@ -90,6 +90,9 @@ def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: int | Non
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
+    for chunk_id in fused:
+        if whole.plan and hits[chunk_id].gem in whole.plan.gems:
+            fused[chunk_id] *= searcher.NAMED_GEM_FACTOR
     if pinned is not None:
         fused[pinned] = max(fused.values()) + 1e-6
     order = sorted(fused, key=lambda i: (-fused[i], i))

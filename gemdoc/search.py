@@ -85,9 +85,9 @@ class Plan:
     kept: list[str]  # the terms that count as evidence
     idf: dict[str, float]  # every term the store holds; an absent term is not here
     absent_idf: float  # the rarity of a term the store does not hold
+    postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
     role: set[str] = field(default_factory=set)  # else the gem whose README opening fits it best
-    postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
 
 
 class Scope:

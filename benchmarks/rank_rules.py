@@ -17,7 +17,11 @@ order): dev when sha256("gemdoc-split-1:" + id) % 100 < 60, test otherwise.
 import argparse
 import hashlib
 import json
+import os
+import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -103,11 +107,9 @@ def verdict(shipped_on: bool, base: dict, other: dict) -> dict:
             "delta": delta, "keep": helps_dev and test_agrees}  # fmt: skip
 
 
-def run(model_dir: Path | None) -> dict:
+def run(model_dir: Path | None, latency_count: int = 0) -> dict:
     common.use_home("ruler-corpus")
     if model_dir:
-        import os
-
         os.environ["GEMDOC_MODEL_DIR"] = str(model_dir)
     bundle = ask.open_bundle(common.CORPUS.resolve())
     questions = [q for q in load() if q["gem"] in {g for g, _ in bundle.scope.entries}]
@@ -125,9 +127,27 @@ def run(model_dir: Path | None) -> dict:
             other = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
         result["rules"][rule] = {"shipped": shipped_on, "setting": f"{module.__name__}.{attribute}",
                                  "arms": {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}}  # fmt: skip
+    if latency_count:
+        result["latency"] = latency(questions, model_dir, latency_count)
     result["misses"] = {arm: {q["id"]: g["ranks"][q["id"]] for q in questions if g["ranks"][q["id"]] != 1
                               and q["split"] == "dev"} for arm, g in base.items()}  # fmt: skip
     return result
+
+
+def latency(questions: list[dict], model_dir: Path | None, count: int) -> dict:
+    """Whole-process median of `gemdoc search` and (with a model) `gemdoc query` on ``count`` dev questions."""
+    env = {**os.environ, "PYTHONPATH": str(common.ROOT.parent)}
+    commands = ["search", "query"] if model_dir else ["search"]
+    out = {}
+    for command in commands:
+        samples = []
+        for question in [q for q in questions if q["split"] == "dev"][:count]:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "gemdoc", command, "--json", "--project", str(common.CORPUS),
+                            question["q"]], env=env, capture_output=True, check=True)  # fmt: skip
+            samples.append((time.perf_counter() - start) * 1000)
+        out[command] = {"n": len(samples), "median_ms": round(statistics.median(samples), 1)}
+    return out
 
 
 def table(result: dict) -> str:
@@ -141,15 +161,18 @@ def table(result: dict) -> str:
             lines.append(f"{rule:<16} {arm:<7} on-off dev hit@1 {d['dev']['hit@1']:+.3f} MRR {d['dev']['mrr']:+.3f}"
                          f" · test hit@1 {d['test']['hit@1']:+.3f} MRR {d['test']['mrr']:+.3f}"
                          f" · shipped {'on' if data['shipped'] else 'off'} · keep {v['keep']}")  # fmt: skip
+    for command, timing in result.get("latency", {}).items():
+        lines.append(f"latency {command}: median {timing['median_ms']} ms over {timing['n']} whole-process calls")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-dir", type=Path, default=None, help="grade query too, with this model directory")
+    parser.add_argument("--latency", type=int, default=0, metavar="N", help="also time N whole-process calls")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.model_dir)
+    result = run(args.model_dir, args.latency)
     common.save("rank-rules", result)
     print(json.dumps(result, indent=2) if args.json else table(result))
 

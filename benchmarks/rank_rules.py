@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import ruler  # noqa: E402
 
-from gemdoc import ask, hybrid, models, paths, store, vectors  # noqa: E402
+from gemdoc import ask, hybrid, models, paths, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 
 OPTIONS = ask.Options(limit=10, refuse=False)
@@ -39,7 +40,6 @@ DEV_SHARE = 60
 # name -> (module, attribute, value when on, value when off)
 RULES = {
     "named_gem": (searcher, "NAMED_GEM_FACTOR", 3.0, 1.0),
-    "role": (searcher, "ROLE_FACTOR", 2.0, 1.0),
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
     "keyword_first": (hybrid, "KEYWORD_FIRST", True, False),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
@@ -117,7 +117,7 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
     result: dict = {"questions": {s: sum(q["split"] == s for q in questions) for s in ("dev", "test")},
                     "split": f"sha256('{SPLIT_SEED}' + id) % 100 < {DEV_SHARE} is dev",
                     "shipped": {}, "rules": {}}  # fmt: skip
-    conn = store.connect(paths.store_path())
+    conn = sqlite3.connect(paths.store_path())
     result["fingerprint"] = common.fingerprint(conn, bundle.scope.gems)["digest"]
     base = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
     result["shipped"] = {arm: {s: g[s] for s in ("dev", "test")} for arm, g in base.items()}

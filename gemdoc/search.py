@@ -51,8 +51,7 @@ CHANGELOG_PRIOR = 0.5
 LOCKED_RELEASE_FACTOR = 3.0  # "since upgrading...": the change notes of the version this bundle locks
 UPGRADE = re.compile(r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I)
 NAMED_GEM_FACTOR = 3.0
-ROLE_FACTOR = 2.0  # the gem whose README opening best matches the question ("the job processor")...
-ROLE_MIN_SHARE = 0.25  # ...when it holds at least this share of the question's rarity  # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
+  # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
@@ -87,7 +86,6 @@ class Plan:
     absent_idf: float  # the rarity of a term the store does not hold
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
-    role: set[str] = field(default_factory=set)  # else the gem whose README opening fits it best
 
 
 class Scope:
@@ -201,8 +199,6 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     p = plan(conn, text, scope.store_chunks)
     p.gems = gems_named(text, scope.names)
     scores, matched, held = _score(p, scope)
-    if ROLE_FACTOR != 1.0 and not (p.gems and NAMED_GEM_FACTOR != 1.0):
-        p.role = _role(conn, p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
@@ -229,28 +225,8 @@ def gems_named(text: str, names: list[str]) -> set[str]:
     return {n for n, f in zip(names, first) if re.sub(r"[-_]", "", n) in said or (f in families and f in said)}
 
 
-_openings: dict[tuple, dict[str, int]] = {}
-
-
-def _role(conn: sqlite3.Connection, p: Plan, scope: Scope) -> set[str]:
-    """The gem whose README opening (what the gem is for) holds most of the question's rarity."""
-    key = (conn.execute("PRAGMA database_list").fetchone()[2], tuple(scope.ranges))
-    if key not in _openings:
-        _openings.clear()
-        _openings[key] = {}
-        for first, last in scope.ranges:
-            row = conn.execute("SELECT id, gem FROM chunks WHERE id BETWEEN ? AND ? AND source_type = 'readme' "
-                               "ORDER BY id LIMIT 1", [first, last]).fetchone()  # fmt: skip
-            if row:
-                _openings[key][row[1]] = row[0]
-    total = sum(p.idf[t] for t in p.kept) or 1.0
-    share = {g: sum(p.idf[t] for t in p.kept if r in p.postings[t]) / total for g, r in _openings[key].items()}
-    best = max(share.values(), default=0.0)
-    return {g for g, v in share.items() if v == best} if best >= ROLE_MIN_SHARE else set()
-
-
 def gem_prior(p: Plan, gem: str) -> float:
-    return NAMED_GEM_FACTOR if gem in p.gems else ROLE_FACTOR if gem in p.role else 1.0
+    return NAMED_GEM_FACTOR if gem in p.gems else 1.0
 
 
 def _with_priors(hits: list[Hit], versions_asked: bool, p: Plan, release: bool) -> list[Hit]:

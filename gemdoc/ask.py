@@ -3,7 +3,7 @@ MCP server. Each call returns the reply as data; render.py turns it into text or
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gemdoc import evidence, hybrid, paths, project, store, uri
@@ -61,6 +61,37 @@ API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}
 def open_bundle(root: Path) -> Bundle:
     conn = store.connect(paths.store_path())
     return Bundle(conn, project.scope(conn, root), root)
+
+
+def only_gem(bundle: Bundle, name: str | None) -> Bundle:
+    """The bundle narrowed to one of its gems (``--gem``); ``None`` or empty keeps it whole."""
+    if not name:
+        return bundle
+    wanted = name.strip().lower()
+    ids = [i for (gem, _), (i, state) in bundle.scope.entries.items() if gem.lower() == wanted and state == "complete"]
+    if not ids:
+        import difflib  # only on this error path
+
+        names = sorted({g for g, _ in bundle.scope.entries})
+        near = [g for g in names if wanted in g.lower()] or difflib.get_close_matches(wanted, names, 3, 0.6)
+        hint = f" (did you mean {', '.join(near[:5])}?)" if near else ""
+        raise GemdocError(f"no gem {name!r} indexed in this bundle{hint}: name a gem as Gemfile.lock spells it")
+    narrowed = replace(bundle.scope, gems=ids)
+    return Bundle(bundle.conn, narrowed, bundle.root)
+
+
+def typed(question: str = "", api_names: list[str] | None = None, rephrasing: str = "", passage: str = "") -> str:
+    """One query from its separate parts, in the CLI's typed syntax: the verbatim question goes to
+    both arms, API names to the keyword arm (``lex:``), a rephrasing to the vector arm (``vec:``), a
+    hypothetical passage to the vector arm embedded as a document (``hyde:``)."""
+    lines = [question.strip()] if question and question.strip() else []
+    names = " ".join(n.strip() for n in api_names or [] if n and n.strip())
+    for kind, body in (("lex", names), ("vec", rephrasing), ("hyde", passage)):
+        if body and body.strip():
+            lines.append(f"{kind}: {' '.join(body.split())}")
+    if not lines:
+        raise GemdocError("empty query: give a question, API names, a rephrasing or a passage")
+    return "\n".join(lines)
 
 
 def clean(text: str) -> tuple[str, list[str]]:

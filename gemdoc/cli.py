@@ -141,6 +141,7 @@ RESULTS = [
     click.option("--max-chars", type=click.IntRange(500, 200_000, clamp=True), default=12_000, show_default=True,
                  help="Character budget for the whole reply; results past it are counted, not printed."),
     click.option("--no-refusal", is_flag=True, help="Rank even when the bundle shows no evidence for the question."),
+    click.option("--gem", "gem", metavar="NAME", default=None, help="Search only this gem of the bundle."),
 ]  # fmt: skip
 
 
@@ -150,14 +151,14 @@ def results_options(command):
     return command
 
 
-def _bundle(project_dir):
-    """This project's bundle, warning on stderr when the index is stale."""
+def _bundle(project_dir, gem: str | None = None):
+    """This project's bundle (or its one gem ``gem``), warning on stderr when the index is stale."""
     from gemdoc import ask
 
     bundle = ask.open_bundle(_project(project_dir))
     if bundle.scope.stale:
         click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    return bundle
+    return ask.only_gem(bundle, gem)
 
 
 def _options(limit, explain, min_score, max_chars, no_refusal):
@@ -182,12 +183,12 @@ def _print(reply, options, as_json: bool, as_files: bool) -> None:
 
 @main.command()
 @results_options
-def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
+def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Keyword search in this bundle's documentation (no model, no network)."""
     from gemdoc import ask
 
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _print(ask.keyword(_bundle(project_dir), " ".join(query), options), options, as_json, as_files)
+    _print(ask.keyword(_bundle(project_dir, gem), " ".join(query), options), options, as_json, as_files)
 
 
 @main.command()
@@ -245,25 +246,27 @@ def _vector_arm(bundle, required: bool):
 
 @main.command()
 @results_options
-def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
+def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Vector search only; needs `gemdoc embed` first, never downloads."""
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=True)
+    _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=True)
 
 
 @main.command()
 @results_options
-def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
-    """Hybrid search: keyword and vector arms fused (lex:, vec:, hyde: route one arm)."""
+def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
+    """Hybrid search: keyword and vector arms fused. Typed parts route one arm: `lex:` API names
+    (keyword arm), `vec:` the question in the docs' words, `hyde:` a passage that would answer it
+    (vector arm); untyped text, the question as asked, goes to both."""
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=False)
+    _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=False)
 
 
-def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
+def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
     from gemdoc import ask
 
     ask.clean(text)  # a usage error (a query without words) comes before any model or vector
-    bundle = _bundle(project_dir)
+    bundle = _bundle(project_dir, gem)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:

@@ -1,0 +1,225 @@
+"""Does all-mpnet-base-v2 pay as a re-ranker of `query --no-refusal`'s top 20? (issue #14 item 5)
+
+    python benchmarks/mpnet_rerank.py [--mpnet /work/mpnet/onnx] [--depth 20]
+
+For every answerable question of the ruler (benchmarks/questions.yaml, ids core-001…, and
+benchmarks/questions/*.yaml), split once into dev (60 %) and test (40 %) by the hash of its id, it
+takes hybrid `query --no-refusal`'s top DEPTH in-process (gemdoc.ask, MiniLM int8 vectors of the
+benchmark store, as benchmarks/ruler.py runs it) and re-orders them four ways per model:
+by the model's cosine between question and chunk alone ("cosine"), and by reciprocal rank fusion
+(k = 60) of that cosine order with the hybrid order ("rrf"). Models: mpnet fp32 (the directory
+benchmarks/mpnet_export.py writes), and MiniLM, the shipped model, int8 and fp32 (../shared/models).
+Every model embeds the chunk text gemdoc embeds (vectors.chunk_text, first encoder.MAX_CHARS
+characters) with gemdoc's own OnnxEncoder (one thread per batch, mean pooling, L2 norm);
+candidate vectors are cached across questions and runs in benchmarks/.work/mpnet-cache.
+
+It also times each model on this machine, one thread: seconds per candidate text, per question, to
+load the model, and what re-ranking a top 20 adds to one `query`. Grading is ruler.rank_of (its
+accepts()). Results: benchmarks/results/mpnet-rerank.json. Needs the benchmark store
+(benchmarks/.work/ruler-corpus, built by benchmarks/ruler.py --model-dir ../shared/models/...-int8).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import ruler  # noqa: E402
+
+from gemdoc import ask, models, vectors  # noqa: E402
+from gemdoc.encoder import BATCH, MAX_CHARS, Embedder, OnnxEncoder  # noqa: E402
+
+SPLIT_SEED = "gemdoc-split-1:"
+DEV_SHARE = 60
+RRF_K = 60
+MRR_DEPTH = 10
+SHARED = common.ROOT.parent.parent / "shared" / "models"
+STORE_MODEL = SHARED / "all-MiniLM-L6-v2-onnx-int8"  # the model the benchmark store's vectors were made with
+CACHE = common.WORK / "mpnet-cache"
+TIMING_TEXTS = 40  # candidate texts timed one at a time per model
+
+
+def split_of(question_id: str) -> str:
+    digest = int(hashlib.sha256((SPLIT_SEED + question_id).encode()).hexdigest(), 16)
+    return "dev" if digest % 100 < DEV_SHARE else "test"
+
+
+def load_questions() -> list[dict]:
+    """Every answerable question with its id and split: core-NNN in file order, then each set's own ids."""
+    core = yaml.safe_load((common.ROOT / "questions.yaml").read_text())
+    found = [dict(q, id=f"core-{i + 1:03d}") for i, q in enumerate(core)]
+    for path in sorted((common.ROOT / "questions").glob("*.yaml")):
+        found += [q for q in yaml.safe_load(path.read_text()) or [] if isinstance(q, dict) and q.get("answers")]
+    return [dict(q, split=split_of(q["id"])) for q in found]
+
+
+class Model:
+    """One model directory run by gemdoc's OnnxEncoder, its candidate vectors cached on disk by text."""
+
+    def __init__(self, name: str, directory: Path):
+        started = time.perf_counter()
+        self.name, self.encoder = name, OnnxEncoder(directory, "mean")
+        self.load_seconds = time.perf_counter() - started
+        self.cache_path = CACHE / f"{name}.json"
+        self.cache: dict[str, list[float]] = json.loads(self.cache_path.read_text()) if self.cache_path.exists() else {}
+
+    def documents(self, texts: list[str]) -> dict[str, list[float]]:
+        """Vectors of the chunk texts, embedding only those no earlier question or run embedded."""
+        keys = {t: hashlib.sha256(t[:MAX_CHARS].encode()).hexdigest() for t in texts}
+        todo = sorted({t[:MAX_CHARS] for t, k in keys.items() if k not in self.cache})
+        for text, vector in zip(todo, self.encoder.embed(todo, batch_size=BATCH)):
+            self.cache[hashlib.sha256(text.encode()).hexdigest()] = [float(x) for x in vector]
+        return {t: self.cache[k] for t, k in keys.items()}
+
+    def query(self, text: str):
+        return next(iter(self.encoder.embed([text[:MAX_CHARS]])))
+
+    def save(self) -> None:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        self.cache_path.write_text(json.dumps(self.cache))
+
+
+def open_store() -> tuple[ask.Bundle, Embedder]:
+    """The benchmark store (this checkout's copy) and the model its vectors were made with."""
+    common.use_home("ruler-corpus")
+    os.environ["GEMDOC_MODEL_DIR"] = str(STORE_MODEL)
+    bundle = ask.open_bundle(common.CORPUS.resolve())
+    embedder = Embedder(models.configured())
+    if vectors.stored_identity(bundle.conn) != embedder.identity:
+        sys.exit(f"the store's vectors are {vectors.stored_identity(bundle.conn)!r}, not {embedder.identity!r}: "
+                 "rebuild it with benchmarks/ruler.py --model-dir " + str(STORE_MODEL))  # fmt: skip
+    return bundle, embedder
+
+
+def candidates(bundle: ask.Bundle, embedder: Embedder, questions: list[dict], depth: int) -> list[list]:
+    """`query --no-refusal`'s top ``depth`` for each question, in the hybrid order."""
+    matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
+    options = ask.Options(limit=depth, refuse=False)
+    return [ask.semantic(bundle, q["q"], options, embedder, matrix, vector_only=False).hits for q in questions]
+
+
+def text_of(hit) -> str:
+    return vectors.chunk_text(hit.title, hit.signature, hit.body)
+
+
+def rrf(*orders: list[int]) -> list[int]:
+    """Reciprocal rank fusion of orders of the same indexes; ties keep the first order's order."""
+    score = {i: 0.0 for i in orders[0]}
+    for order in orders:
+        for rank, i in enumerate(order, start=1):
+            score[i] += 1.0 / (RRF_K + rank)
+    return sorted(orders[0], key=lambda i: (-score[i], orders[0].index(i)))
+
+
+def orders_for(model: Model, questions: list[dict], found: list[list]) -> dict[str, list[list[int]]]:
+    """Per question, the candidate indexes re-ordered by cosine and by RRF(cosine, hybrid)."""
+    import numpy as np
+
+    by_cosine, fused = [], []
+    for question, hits in zip(questions, found):
+        docs = model.documents([text_of(h) for h in hits])
+        matrix = np.asarray([docs[text_of(h)] for h in hits], dtype=np.float32).reshape(len(hits), -1)
+        scores = matrix @ model.query(question["q"]) if len(hits) else np.zeros(0)
+        cosine = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
+        by_cosine.append(cosine)
+        fused.append(rrf(list(range(len(hits))), cosine))
+    model.save()
+    return {"cosine": by_cosine, "rrf": fused}
+
+
+def grade(questions: list[dict], found: list[list], orders: list[list[int]]) -> dict:
+    """hit@1, hit@3 and MRR@10 on dev and on test, for one ordering of every question's candidates."""
+    ranks: dict[str, list[int | None]] = {"dev": [], "test": []}
+    for question, hits, order in zip(questions, found, orders):
+        ranks[question["split"]].append(ruler.rank_of(question, [hits[i] for i in order]))
+    return {split: _metrics(r) for split, r in ranks.items()}
+
+
+def _metrics(ranks: list[int | None]) -> dict:
+    n = len(ranks) or 1
+    return {
+        "n": len(ranks),
+        "hit@1": round(sum(r == 1 for r in ranks) / n, 3),
+        "hit@3": round(sum(bool(r) and r <= 3 for r in ranks) / n, 3),
+        "mrr@10": round(sum(1 / r for r in ranks if r and r <= MRR_DEPTH) / n, 3),
+        "in_candidates": round(sum(r is not None for r in ranks) / n, 3),
+    }
+
+
+def timing(model: Model, questions: list[dict], found: list[list], depth: int) -> dict:
+    """Seconds on one thread: per candidate text, per question, and a top-``depth`` re-rank from cold vectors."""
+    texts = [text_of(h)[:MAX_CHARS] for hits in found for h in hits]
+    sample = texts[:: max(1, len(texts) // TIMING_TEXTS)][:TIMING_TEXTS]  # spread over the questions
+    per_text = [_seconds(lambda t=t: list(model.encoder.embed([t]))) for t in sample]
+    per_query = [_seconds(lambda q=q: model.query(q["q"])) for q in questions[:TIMING_TEXTS]]
+    one_thread, two_workers = [], []
+    for question, hits in list(zip(questions, found))[:10]:
+        batch = [text_of(h)[:MAX_CHARS] for h in hits[:depth]]
+        one_thread.append(_seconds(lambda: [model.query(question["q"]), *(model.query(t) for t in batch)]))
+        two_workers.append(_seconds(lambda: (model.query(question["q"]), list(model.encoder.embed(batch)))))
+    return {
+        "load_seconds": round(model.load_seconds, 3),
+        "seconds_per_text": round(statistics.median(per_text), 4),
+        "seconds_per_question": round(statistics.median(per_query), 4),
+        f"rerank_top{depth}_seconds_one_thread": round(statistics.median(one_thread), 3),
+        f"rerank_top{depth}_seconds_{os.cpu_count()}_workers": round(statistics.median(two_workers), 3),
+        "texts_timed": len(per_text),
+    }
+
+
+def _seconds(call) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mpnet", type=Path, default=Path("/work/mpnet/onnx"), help="mpnet_export.py's output")
+    parser.add_argument("--depth", type=int, default=20, help="how many of query's results are re-ranked")
+    args = parser.parse_args()
+    questions = load_questions()
+    bundle, embedder = open_store()
+    found = candidates(bundle, embedder, questions, args.depth)
+    arms = {"hybrid": grade(questions, found, [list(range(len(h))) for h in found])}
+    timings = {}
+    for name, directory in (("mpnet-fp32", args.mpnet), ("minilm-int8", STORE_MODEL),
+                            ("minilm-fp32", SHARED / "all-MiniLM-L6-v2-onnx")):  # fmt: skip
+        if not (directory / "model.onnx").is_file():
+            print(f"skipping {name}: no model.onnx in {directory}", file=sys.stderr)
+            continue
+        model = Model(name, directory)
+        for how, orders in orders_for(model, questions, found).items():
+            arms[f"{name} {how}"] = grade(questions, found, orders)
+        timings[name] = timing(model, questions, found, args.depth)
+    result = {
+        "questions": {s: sum(q["split"] == s for q in questions) for s in ("dev", "test")},
+        "depth": args.depth, "split_rule": f"sha256({SPLIT_SEED!r}+id) % 100 < {DEV_SHARE} -> dev",
+        "store_model": vectors.stored_identity(bundle.conn),
+        "fingerprint": common.fingerprint(bundle.conn, bundle.scope.gems),
+        "arms": arms, "timing_one_thread": timings,
+    }  # fmt: skip
+    common.save("mpnet-rerank", result)
+    print(table(result))
+
+
+def table(result: dict) -> str:
+    lines = [f"{'arm':<20} {'dev hit@1':>9} {'MRR@10':>7} {'test hit@1':>10} {'MRR@10':>7}"]
+    for arm, graded in result["arms"].items():
+        d, t = graded["dev"], graded["test"]
+        lines.append(f"{arm:<20} {d['hit@1']:>9} {d['mrr@10']:>7} {t['hit@1']:>10} {t['mrr@10']:>7}")
+    for name, t in result["timing_one_thread"].items():
+        lines.append(f"{name}: {json.dumps(t)}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import ruler  # noqa: E402
 
-from gemdoc import ask, models, vectors  # noqa: E402
+from gemdoc import ask, indexer, models, vectors  # noqa: E402
 from gemdoc.encoder import BATCH, MAX_CHARS, Embedder, OnnxEncoder  # noqa: E402
 
 SPLIT_SEED = "gemdoc-split-1:"
@@ -91,6 +91,8 @@ def open_store() -> tuple[ask.Bundle, Embedder]:
     """The benchmark store (this checkout's copy) and the model its vectors were made with."""
     common.use_home("ruler-corpus")
     os.environ["GEMDOC_MODEL_DIR"] = str(STORE_MODEL)
+    common.ensure_locked(common.CORPUS)
+    indexer.index_project(common.CORPUS.resolve(), scope="all")  # a copied store knows only the original's path
     bundle = ask.open_bundle(common.CORPUS.resolve())
     embedder = Embedder(models.configured())
     if vectors.stored_identity(bundle.conn) != embedder.identity:

@@ -41,7 +41,6 @@ DEV_SHARE = 60
 RULES = {
     "named_gem": (searcher, "NAMED_GEM_FACTOR", 3.0, 1.0),
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
-    "keyword_first": (hybrid, "KEYWORD_FIRST", True, False),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
 }
 

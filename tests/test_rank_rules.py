@@ -45,3 +45,22 @@ def test_an_upgrade_question_gets_the_notes_of_the_locked_release_first(bundle):
     question = "Since upgrading, how many parallel workers does the runner start by default?"
     assert titles(bundle, question)[0] == "History > 1.2.0"
     assert titles(bundle, "how many parallel workers does the runner start by default")[0] == "Runner#workers"
+
+
+def _hit(chunk_id: int, score: float) -> searcher.Hit:
+    return searcher.Hit(chunk_id, "g", "1.0", "ri", "method", f"T{chunk_id}", f"T{chunk_id}", "", "", "f.rb", chunk_id,
+                        score)  # fmt: skip
+
+
+@pytest.mark.parametrize("second_score, order", [(0.9, [2, 1, 3]), (0.5, [1, 2, 3])])
+def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(second_score, order):
+    """A keyword first barely ahead of its second (under FIRST_MARGIN) is not pinned first, where
+    both arms agree on another chunk; a clear one is. Either way it is never pulled below second."""
+    from gemdoc import hybrid
+
+    keyword = [_hit(1, 1.0), _hit(2, second_score)]
+    vector = [_hit(2, 0.8), _hit(3, 0.7), *[_hit(i, 0.1) for i in range(4, 40)]]
+    whole = searcher.Found(keyword, None, None)
+    place = 1 if hybrid._clear_first(keyword) else hybrid.UNCLEAR_PLACE
+    fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, (1, place))
+    assert [h.id for h in fused.hits] == order

@@ -124,8 +124,9 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
         shipped_on = getattr(module, attribute) == on
         with flipped(rule):
             other = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
-        result["rules"][rule] = {"shipped": shipped_on, "setting": f"{module.__name__}.{attribute}",
-                                 "arms": {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}}  # fmt: skip
+        arms_verdict = {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}
+        setting = f"{module.__name__}.{attribute}"
+        result["rules"][rule] = {"shipped": shipped_on, "setting": setting, "arms": arms_verdict}
     if latency_count:
         result["latency"] = latency(questions, model_dir, latency_count)
     result["misses"] = {arm: {q["id"]: g["ranks"][q["id"]] for q in questions if g["ranks"][q["id"]] != 1

@@ -18,7 +18,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
 - two priors on the candidates: an ri entry without a comment (a bare signature) counts
   DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
-  (a change note rarely answers how to do something);
+  or an upgrade (a change note rarely answers how to do something); for an upgrade question
+  ("since upgrading...") the notes of the locked version count LOCKED_RELEASE_FACTOR;
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
@@ -49,7 +50,9 @@ NAMED_FACTOR = 5.0
 DOCLESS_PRIOR = 0.7
 CHANGELOG_PRIOR = 0.5
 LOCKED_RELEASE_FACTOR = 3.0  # "since upgrading...": the change notes of the version this bundle locks
-UPGRADE = re.compile(r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I)
+UPGRADE = re.compile(
+    r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I
+)
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut

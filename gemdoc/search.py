@@ -200,7 +200,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     if not scope:
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
-    p.gems = gems_named(text, scope.names)
+    p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)

@@ -92,6 +92,7 @@ def _drop(conn: sqlite3.Connection, report: Collected) -> set[str]:
         else:
             report.projects.append(path)
             conn.execute("DELETE FROM projects WHERE path = ?", [path])
+            conn.execute("DELETE FROM meta WHERE key = ?", ["absent:" + path])  # indexer.ABSENT_KEY
     rows = conn.execute("SELECT id, name, version, origin, source_digest FROM gems").fetchall()
     unused = [r for r in rows if r[0] not in used]
     for entry, name, version, origin, _ in unused:

@@ -1,6 +1,7 @@
 """The command line: a thin shell over the library (indexer, search, status)."""
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -31,6 +32,14 @@ class Gemdoc(click.Group):
         except GemdocError as exc:
             click.echo(f"gemdoc: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except sqlite3.DatabaseError as exc:
+            from gemdoc import damage, paths
+
+            problem = damage.explain(paths.store_path(), exc)
+            if problem is None:
+                raise
+            click.echo(f"gemdoc: {problem}", err=True)
+            sys.exit(problem.exit_code)
         except KeyboardInterrupt:
             click.echo("gemdoc: interrupted; finished gems are stored, run the command again to finish", err=True)
             sys.exit(130)
@@ -86,7 +95,7 @@ def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=F
 
     progress = None if quiet else _progress_printer()
     report = indexer.index_project(project, scope, all_languages, jobs, dry_run, force, progress, rebuild)
-    for line in report.malformed:
+    for line in report.malformed + ([report.repaired] if report.repaired else []):
         click.echo(f"gemdoc: {line}", err=True)
     click.echo(_summary(report))
     if any(o.outcome == "failed" for o in report.outcomes):
@@ -109,7 +118,9 @@ def _progress_printer():
 
 def _summary(report) -> str:
     if report.unchanged_lockfile:
-        return f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed ({report.scope} dependencies)"
+        absent = f"; {report.absent} not installed (`gemdoc status` lists them)" if report.absent else ""
+        return (f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed "
+                f"({report.scope} dependencies){absent}")  # fmt: skip
     if report.dry_run:
         todo = report.count("would index")
         discard = f"dry run: would discard the store ({report.discarded})\n" if report.discarded else ""
@@ -164,7 +175,7 @@ def _print(reply, options, as_json: bool, as_files: bool) -> None:
     elif as_files:
         if reply.hits:
             click.echo(render.results_files(reply))
-        elif reply.evidence is not None and reply.evidence.refused:
+        elif reply.refused:
             click.echo(render.refusal_text(reply), err=True)  # stdout stays a list of files
     else:
         click.echo(render.results_text(reply, options))
@@ -185,7 +196,11 @@ def search(query, project_dir, limit, as_json, as_files, explain, min_score, max
 @click.option("--force", is_flag=True, help="Drop every vector and embed again (after changing the model).")
 @QUIET
 def embed(project_dir, force, quiet) -> None:
-    """Give this bundle's chunks vectors; the only command that downloads a model."""
+    """Give this bundle's chunks vectors; the only command that downloads a model.
+
+    Without network, point GEMDOC_MODEL_DIR (or model_dir: in config.yaml) at a directory holding
+    the model's files; GEMDOC_MODEL names another model. Where the model was loaded from is
+    recorded with the vectors, so query, vsearch and the MCP server find it there later."""
     from gemdoc import embed as embedding
 
     progress = None if quiet else _embed_progress()
@@ -212,16 +227,16 @@ def _embed_progress():
 def _vector_arm(bundle, required: bool):
     """The model and the bundle's vectors, or (None, None) with the reason when they are missing."""
     from gemdoc import vectors
-    from gemdoc.encoder import Embedder, NoModel
-    from gemdoc.models import configured
+    from gemdoc.encoder import Embedder
+    from gemdoc.models import for_store
 
     if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
         if required:
             raise GemdocError("no vectors for this bundle: run `gemdoc embed` first")
         return None, None, "no vectors for this bundle: run `gemdoc embed`"
     try:
-        embedder = Embedder(configured(bundle.root))
-    except NoModel as exc:
+        embedder = Embedder(for_store(bundle.root, bundle.conn))
+    except GemdocError as exc:  # the model cannot be loaded: `query` still answers, by keyword
         if required:
             raise
         return None, None, str(exc)
@@ -250,11 +265,13 @@ def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_
 def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
     from gemdoc import ask
 
+    ask.clean(text)  # a usage error (a query without words) comes before any model or vector
     bundle = _bundle(project_dir, gem)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:
         click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
+        reply.notes.append(f"answered by keyword alone: {missing}")
     _print(reply, options, as_json, as_files)
 
 

@@ -45,7 +45,10 @@ def embed_project(project_dir: Path, force: bool = False, progress: Progress | N
     with writer_lock():
         writer = store.Writer(paths.store_path())
         try:
-            return _embed(writer, embedder, gems, force, progress)
+            report = _embed(writer, embedder, gems, force, progress)
+            if embedder.directory:
+                writer.db["meta"].upsert({"key": models.DIR_KEY, "value": str(embedder.directory)}, pk="key")
+            return report
         finally:
             writer.close()
 

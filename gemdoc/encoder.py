@@ -20,6 +20,8 @@ hub switched off, and fails with the remedy when the model is not there.
 import contextlib
 import functools
 import os
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +32,7 @@ from gemdoc.errors import GemdocError
 BATCH = 64
 ONNX_FILES = ("model_optimized.onnx", "model.onnx")  # the weights fastembed runs, in its order of preference
 MAX_CHARS = 600  # measured: with length-sorted batches, a longer cap embeds no faster and the tail adds little
+PROBE_SECONDS = 5.0  # how long `gemdoc embed` waits for the model hub before naming the network
 
 
 class NoModel(GemdocError):
@@ -182,8 +185,27 @@ def _available(spec: models.ModelSpec, allow_download: bool) -> None:
         raise NoModel(f"model {spec.name} is not downloaded: run `gemdoc embed`")
 
 
+def _reachable(spec: models.ModelSpec) -> None:
+    """Before a download, one request to the model hub: without network fastembed retries for
+    about 40 s and then blames the model name. Any HTTP answer means the hub is there."""
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    remedy = ("set GEMDOC_MODEL_DIR (or model_dir: in config.yaml) to a directory holding the model's files "
+              "(model.onnx, tokenizer.json, tokenizer_config.json)")  # fmt: skip
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise NoModel(f"cannot download {spec.name}: HF_HUB_OFFLINE is set (no network); {remedy}")
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=PROBE_SECONDS).close()
+    except urllib.error.HTTPError:
+        return
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "reason", None) or exc
+        raise NoModel(f"cannot download {spec.name}: no network to {endpoint} ({str(why)[:120]}); {remedy}") from exc
+
+
 def _load(spec: models.ModelSpec, allow_download: bool):
     _available(spec, allow_download)
+    if allow_download and not spec.model_dir and not _cached(spec):
+        _reachable(spec)
     with _hub(offline=not allow_download or spec.model_dir is not None):
         try:
             from fastembed import TextEmbedding
@@ -202,6 +224,12 @@ def _load(spec: models.ModelSpec, allow_download: bool):
             if allow_download:
                 raise GemdocError(f"could not download {spec.name}: {exc}; check the network, or set GEMDOC_MODEL_DIR") from exc
             raise NoModel(f"model {spec.name} is not downloaded: run `gemdoc embed`") from exc
+
+
+def _cached(spec: models.ModelSpec) -> bool:
+    """Are this model's files already in the download cache (no network needed)?"""
+    short = spec.name.split("/")[-1]
+    return any(models.cache_dir().glob(f"*{short}*/**/*.onnx"))
 
 
 @contextlib.contextmanager

@@ -7,6 +7,12 @@ class GemdocError(Exception):
     exit_code = 1
 
 
+class UsageError(GemdocError):
+    """The command was given something it cannot act on (an empty query, a URI naming nothing)."""
+
+    exit_code = 2
+
+
 class LockfileError(GemdocError):
     """Gemfile.lock is missing or cannot be parsed."""
 

@@ -9,6 +9,7 @@ the next run finishes the rest.
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -21,12 +22,12 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
 
-EXTRACTOR_VERSION = "3"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
+EXTRACTOR_VERSION = "4"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
 LOCK_TIMEOUT = 600.0
 
 
@@ -39,6 +40,7 @@ class GemOutcome:
     chunks: int = 0
     seconds: float = 0.0
     entry: int | None = None  # the store entry this gem resolved to, when it has one
+    absent: bool = False  # not installed: nothing to read until `bundle install`
 
     def describe(self) -> str:
         return f"{self.outcome} ({self.reason})" if self.reason else self.outcome
@@ -54,15 +56,19 @@ class IndexReport:
     outcomes: list[GemOutcome] = field(default_factory=list)
     seconds: float = 0.0
     discarded: str | None = None  # why reindex threw the old store away
+    repaired: str | None = None  # where reindex moved a damaged store
     malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
+    absent: int = 0  # on an unchanged lockfile: locked gems still not installed
 
     def count(self, outcome: str) -> int:
         return sum(1 for o in self.outcomes if o.outcome == outcome)
 
     @property
     def complete(self) -> bool:
-        """Every gem settled: stored, known to have nothing to document, or failed on this exact source."""
-        return not any(o.outcome == "skipped" and o.reason.startswith("not installed") for o in self.outcomes)
+        """Every gem settled: stored, known to have nothing to document, failed on this exact source, or not
+        installed (recorded apart, see _absent). A failure with no entry, such as the ri cache removed
+        mid-run, settles nothing, so the next `index` redoes it."""
+        return not any(o.outcome == "failed" and o.entry is None for o in self.outcomes)
 
 
 @dataclass
@@ -102,15 +108,18 @@ def index_project(
     start = time.monotonic()
     if not force and lockfile_unchanged(project, lock, saved, scope, langs):
         report.unchanged_lockfile = True
+        report.absent = len(absent_gems(project))
         return report
     gems = lock.select(include_transitive=scope == "all")
     settled = _registry_entries(project, gems) if versions_only and not force else {}
     todo = [g for g in gems if g.name not in settled]
     variants = {g.name: lock.variants(g.name) for g in todo}
-    located = locations.locate(project, todo, variants, trust.verdict(project).trusted) if todo else []
+    found = locations.locate_bundle(project, todo, variants, trust.verdict(project).trusted) if todo else None
+    located = found.gems if found else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
-            report.discarded = store.unreadable_reason(paths.store_path())
+            report.repaired = damage.repair(paths.store_path(), dry_run)
+            report.discarded = None if report.repaired else store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
         for gem in (g for g in gems if g.name in settled):
@@ -119,7 +128,8 @@ def index_project(
         if not dry_run:
             wanted = [(g.name, g.version) for g in gems]
             entries = [o.entry for o in report.outcomes if o.entry is not None]
-            _record(project, lock, saved, scope, langs, wanted, entries, report.complete)
+            absent = _absent(project, located, found.roots if found else [])
+            _record(project, lock, saved, scope, langs, wanted, entries, absent, report.complete)
     report.seconds = time.monotonic() - start
     return report
 
@@ -143,7 +153,42 @@ def lockfile_unchanged(project: Path, lock, saved: manifest.Manifest, scope: str
         [str(project)],
     )
     recorded = bool(rows) and rows[0] == (lock.sha256, scope, 1, EXTRACTOR_VERSION, 1)
-    return recorded and not changed_copies(project, langs)
+    return recorded and not changed_copies(project, langs) and not installed_since(project)
+
+
+ABSENT_KEY = "absent:"  # + project path: a meta row of the gems its last index found not installed
+
+
+def _absent(project: Path, located: list[locations.GemLocation], roots: list[str]) -> dict | None:
+    """The gems not installed, with the fingerprint of where they would be installed (or None)."""
+    missing = [loc for loc in located if not loc.found]
+    if not missing:
+        return None
+    paths_ = [loc.gem.remote for loc in missing if loc.gem.source == "path" and loc.gem.remote]
+    return {
+        "gems": [{"gem": loc.gem.name, "version": loc.gem.version, "reason": loc.why()} for loc in missing],
+        "roots": roots, "paths": paths_, "fingerprint": locations.install_fingerprint(project, roots, paths_),
+    }  # fmt: skip
+
+
+def absent_record(project: Path) -> dict | None:
+    """What the last index of this project recorded as not installed."""
+    rows = store.peek(paths.store_path(), "SELECT value FROM meta WHERE key = ?", [ABSENT_KEY + str(project)])
+    return json.loads(rows[0][0]) if rows else None
+
+
+def absent_gems(project: Path) -> list[dict]:
+    record = absent_record(project)
+    return record["gems"] if record else []
+
+
+def installed_since(project: Path) -> bool:
+    """Has anything changed where the gems the last index missed would be installed?"""
+    record = absent_record(project)
+    if record is None:
+        return False
+    now = locations.install_fingerprint(project, record["roots"], record["paths"])
+    return now != record["fingerprint"]
 
 
 def changed_copies(project: Path, langs: bool) -> list[str]:
@@ -165,7 +210,7 @@ def changed_copies(project: Path, langs: bool) -> list[str]:
 
 def writer_lock():
     """Held by every writer of the store (index, reindex, embed), so they never interleave."""
-    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    damage.check_writable(paths.store_path())
     return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
 
 
@@ -240,7 +285,7 @@ def _precheck(loc, record: GemRecord, writer: Writer | None, force: bool) -> Gem
     """The outcome of a gem that needs no work, or None. The digest is empty on a dry run."""
     gem = loc.gem
     if not loc.found:
-        return GemOutcome(gem.name, gem.version, "skipped", f"not installed: {loc.remedy()}")
+        return GemOutcome(gem.name, gem.version, "skipped", loc.remedy(), absent=True)
     if not record.source_digest or force:
         return None
     stored = writer.lookup(record)
@@ -303,6 +348,8 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
     except ShimError as exc:
         entry = writer.mark(dataclasses.replace(record, state="failed", error=str(exc)))
         return GemOutcome(gem.name, gem.version, "failed", str(exc), entry=entry)
+    except ri.CacheVanished as exc:  # not the gem's fault: not marked, so the next run redoes it
+        return GemOutcome(gem.name, gem.version, "failed", str(exc))
     docs = prepared.docs
     if not prepared.chunks:
         entry = writer.mark(dataclasses.replace(record, state="skipped", error="no documentation"))
@@ -335,11 +382,20 @@ def _registry_entries(project: Path, gems: list[lockfile.LockedGem]) -> dict[str
 
 
 def _record(
-    project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, wanted, entries, complete: bool
+    project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, wanted, entries, absent: dict | None,
+    complete: bool,
 ) -> None:
+    """The project's entries, and the gems it lacks with where they would appear: every gem is
+    settled (stored, nothing to document, failed on this source, or not installed), so the next
+    `index` is a no-op until the lockfile or the installed gems change."""
     writer = Writer(paths.store_path())
     try:
         writer.record_project(str(project), lock.sha256, scope, wanted, entries, complete, EXTRACTOR_VERSION)
+        with writer.db.conn:
+            writer.db.execute("DELETE FROM meta WHERE key = ?", [ABSENT_KEY + str(project)])
+            if absent:
+                row = [ABSENT_KEY + str(project), json.dumps(absent)]
+                writer.db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", row)
     finally:
         writer.close()
     manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))

@@ -1,6 +1,9 @@
 """Where each locked gem is installed, asked of Ruby in one process for the whole bundle."""
 
-from dataclasses import dataclass
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemdoc import files, shim
@@ -23,27 +26,65 @@ class GemLocation:
     def found(self) -> bool:
         return self.status == "found"
 
+    def why(self) -> str:
+        """Why the gem was not found, in `index` and `status` words."""
+        return f"not installed ({self.reason})" if self.reason else "not installed"
+
     def remedy(self) -> str:
-        if self.reason:
-            return self.reason
-        return f"{self.gem.name} {self.gem.version} is not installed: run `bundle install`"
+        return f"{self.why()}: run `bundle install`"
+
+
+@dataclass
+class Located:
+    gems: list[GemLocation]
+    roots: list[str] = field(default_factory=list)  # the gem directories Ruby searched, in its order
 
 
 def locate(
     project: Path, gems: list[LockedGem], variants: dict[str, list[LockedGem]], trusted: bool
 ) -> list[GemLocation]:
+    return locate_bundle(project, gems, variants, trusted).gems
+
+
+def locate_bundle(
+    project: Path, gems: list[LockedGem], variants: dict[str, list[LockedGem]], trusted: bool
+) -> Located:
     """One location per gem; platform variants are tried in lockfile order. Only in a ``trusted``
     project does the shim evaluate the gemspecs the project controls (``path:`` gems, its own
     bundle path): a gemspec is Ruby code."""
     tries = [v for g in gems for v in variants.get(g.name, [g])]
     request = {"project": str(project), "evaluate": trusted, "gems": [_request(g) for g in tries]}
-    answers = shim.call("locate", request, timeout=LOCATE_TIMEOUT)["gems"]
+    answer_all = shim.call("locate", request, timeout=LOCATE_TIMEOUT)
     by_gem: dict[str, GemLocation] = {}
-    for gem, answer in zip(tries, answers):
+    for gem, answer in zip(tries, answer_all["gems"]):
         current = by_gem.get(gem.name)
         if current is None or (not current.found and answer.get("status") == "found"):
             by_gem[gem.name] = _location(gem, answer)
-    return [by_gem[g.name] for g in gems]
+    roots = [str(r) for r in answer_all.get("roots") or []]
+    return Located([by_gem[g.name] for g in gems], roots)
+
+
+INSTALL_ENV = ("GEM_HOME", "GEM_PATH", "BUNDLE_PATH", "BUNDLE_APP_CONFIG", "BUNDLE_GEMFILE")
+
+
+def install_fingerprint(project: Path, roots: list[str], paths: list[str]) -> str:
+    """What changes when a missing gem gets installed, read without starting Ruby: the
+    modification times of the directories gems are installed into (a new gemspec or checkout
+    changes them), of ``paths`` (``path:`` sources) and Bundler's settings, and the
+    environment that chooses those directories. Equal fingerprints: installing is still to do."""
+    watched = [project / ".bundle", project / ".bundle" / "config", project / "vendor" / "bundle"]
+    for root in roots:
+        watched += [Path(root), Path(root) / "specifications", Path(root) / "bundler" / "gems"]
+    watched += [Path(project, p) for p in paths] + [Path(project, p).parent for p in paths]
+    state = {"env": {k: os.environ.get(k) for k in INSTALL_ENV}, "files": [[str(w), _mtime(w)] for w in watched]}
+    return hashlib.sha256(json.dumps(state).encode()).hexdigest()
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _request(gem: LockedGem) -> dict:

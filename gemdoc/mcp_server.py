@@ -11,7 +11,9 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
+
+import anyio
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,6 +22,8 @@ from pydantic import Field
 from gemdoc import __version__, ask, paths, project, render, status
 from gemdoc.errors import GemdocError
 
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0
+MAX_LINE_BYTES = 16 * 1024 * 1024
 INSTRUCTIONS = (
     "Documentation of the exact gem versions in this Ruby project's Gemfile.lock, offline. "
     "Call status first. For a question, call query with the question verbatim plus api_names (the classes, "
@@ -62,22 +66,27 @@ class Session:
         return ask.only_gem(ask.open_bundle(project.root(self.start)), gem)
 
     def vector_arm(self, bundle: ask.Bundle):
+        """The model and matrix, or (None, None, why) when the model cannot be loaded: query then
+        answers by keyword with a note, as the CLI does."""
         from gemdoc import vectors
 
         if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
-            return None, None
+            return None, None, None
         if self.embedder is None:
             from gemdoc.encoder import Embedder
-            from gemdoc.models import configured
+            from gemdoc.models import for_store
 
-            self.embedder = Embedder(configured(bundle.root))
+            try:
+                self.embedder = Embedder(for_store(bundle.root, bundle.conn))
+            except GemdocError as exc:
+                return None, None, f"answered by keyword alone: {exc}"
         vectors.check_identity(bundle.conn, self.embedder.identity)
         key = (os.stat(paths.store_path()).st_mtime_ns, tuple(bundle.scope.gems))
         if key not in self.matrices:
             fresh = {k: m for k, m in self.matrices.items() if k[0] == key[0]}  # a rewritten store drops all
             self.matrices = dict(list(fresh.items())[-(MATRICES_KEPT - 1):])
             self.matrices[key] = vectors.Matrix(bundle.conn, bundle.scope.gems)
-        return self.embedder, self.matrices[key]
+        return self.embedder, self.matrices[key], None
 
 
 def guarded(tool: Callable[..., str]) -> Callable[..., str]:
@@ -124,8 +133,10 @@ def build(start: Path) -> MCPServer:
         options = _options(n, max_chars, explain, min_score, no_refusal)
         text = ask.typed(question, api_names, rephrasing, passage)
         bundle = session.bundle(gem)
-        embedder, matrix = session.vector_arm(bundle)
-        return render.results_json(ask.semantic(bundle, text, options, embedder, matrix, False), options)
+        embedder, matrix, note = session.vector_arm(bundle)
+        reply = ask.semantic(bundle, text, options, embedder, matrix, False)
+        reply.notes.extend([note] if note else [])
+        return render.results_json(reply, options)
 
     @server.tool()
     @guarded
@@ -148,4 +159,103 @@ def build(start: Path) -> MCPServer:
 
 
 def serve(start: Path) -> None:
-    build(start).run("stdio")
+    anyio.run(_serve_stdio, build(start))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio transport, fed through ``Lines``: it drops a line it cannot parse without a
+    reply (its dispatcher only logs the error), so the client waits forever. Stray output of a
+    tool or a child process goes to stderr, never onto the wire."""
+    from mcp.server.stdio import stdio_server
+
+    source, wire = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb", buffering=0)
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)  # a child process reads nothing of the wire either
+    os.close(quiet)
+    os.dup2(2, 1)
+    out = Wire(wire)
+    async with stdio_server(stdin=Lines(source, out), stdout=out) as (read, write):
+        lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; no public handle exists
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+class Wire:
+    """stdout for the transport: whole lines, one writer at a time (the transport and ``Lines``)."""
+
+    def __init__(self, sink: BinaryIO):
+        self.sink = sink
+        self.lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self.lock:
+            await anyio.to_thread.run_sync(self.sink.write, text.encode("utf-8", errors="replace"))
+
+    async def flush(self) -> None:
+        await anyio.to_thread.run_sync(self.sink.flush)
+
+    async def reply_error(self, ident: str | int | None, code: int, message: str) -> None:
+        error = {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+        await self.write(json.dumps(error) + "\n")
+        await self.flush()
+
+
+class Lines:
+    """stdin for the transport: each line as JSON-RPC the SDK accepts, or answered here. Bytes that
+    are not UTF-8 and lone surrogates become U+FFFD; a line that is not JSON gets a -32700 parse
+    error, JSON that is not a JSON-RPC message -32600; either way the server reads on."""
+
+    def __init__(self, source: BinaryIO, wire: Wire):
+        self.source = source
+        self.wire = wire
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        while raw := await anyio.to_thread.run_sync(self.source.readline, MAX_LINE_BYTES + 1):
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                await self._skip_rest()
+                await self.wire.reply_error(None, PARSE_ERROR, f"Parse error: a line over {MAX_LINE_BYTES} bytes")
+                continue
+            line = await self._screen(raw)
+            if line is not None:
+                yield line
+
+    async def _skip_rest(self) -> None:
+        """Read past the end of an overlong line."""
+        chunk = b""
+        while not chunk.endswith(b"\n"):
+            chunk = await anyio.to_thread.run_sync(self.source.readline, MAX_LINE_BYTES)
+            if not chunk:
+                return
+
+    async def _screen(self, raw: bytes) -> str | None:
+        import mcp_types
+
+        text = raw.decode("utf-8", errors="replace")
+        if not text.strip():
+            return None
+        try:
+            data = _replace_surrogates(json.loads(text))
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's limit
+            await self.wire.reply_error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+            return None
+        try:
+            mcp_types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+        except ValueError:
+            ident = data.get("id") if isinstance(data, dict) else None
+            ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
+            await self.wire.reply_error(ident, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+            return None
+        return json.dumps(data, ensure_ascii=False)
+
+
+def _replace_surrogates(value):
+    """``value`` with every lone surrogate (JSON allows ``"\\ud800"``, UTF-8 does not) made U+FFFD."""
+    if isinstance(value, str):
+        return ask.SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value

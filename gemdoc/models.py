@@ -7,6 +7,7 @@ Imports nothing heavy: `gemdoc status` reads it too.
 """
 
 import os
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from gemdoc import paths
 from gemdoc.errors import GemdocError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DIR_KEY = "embedding_model_dir"  # the store's meta: where the model that made its vectors was loaded from
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,22 @@ def configured(project: Path | None = None) -> ModelSpec:
     name = os.environ.get("GEMDOC_MODEL") or config.get("model") or DEFAULT_MODEL
     directory = os.environ.get("GEMDOC_MODEL_DIR") or config.get("model_dir")
     return ModelSpec(str(name), Path(directory).expanduser() if directory else None)
+
+
+def for_store(project: Path, conn: sqlite3.Connection) -> ModelSpec:
+    """The configured model; with no directory configured, the directory `gemdoc embed` loaded the
+    same model from, as recorded with the vectors, so a later process (a shell without
+    GEMDOC_MODEL_DIR, the MCP server) finds the model where embed did."""
+    spec = configured(project)
+    if spec.model_dir is not None:
+        return spec
+    from gemdoc.vectors import stored_identity
+
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", [DIR_KEY]).fetchone()
+    recorded = row[0] if row else None
+    if recorded and stored_identity(conn).startswith(f"{spec.name} · ") and Path(recorded).is_dir():
+        return ModelSpec(spec.name, Path(recorded))
+    return spec
 
 
 def _project_settings(project: Path) -> dict:

@@ -10,7 +10,7 @@ import json
 import re
 
 from gemdoc import uri
-from gemdoc.ask import Options, Reply
+from gemdoc.ask import Options, Reply, cut
 from gemdoc.search import Hit
 
 SNIPPET_CHARS = 240
@@ -49,8 +49,8 @@ def reply_data(reply: Reply, options: Options) -> dict:
         "mode": reply.mode,
         "gems_in_scope": len(reply.bundle.scope.gems),
         "stale": reply.bundle.scope.stale,
-        "refused": bool(evidence and evidence.refused),
-        "diagnosis": evidence.diagnosis() if evidence and (evidence.refused or options.explain) else None,
+        "refused": reply.refused,
+        "diagnosis": evidence.diagnosis() if evidence and (reply.refused or options.explain) else None,
         "notes": reply.notes,
         "results": [],
         "omitted_for_budget": 0,
@@ -75,11 +75,11 @@ def _fit(data: dict, items: list[dict], budget: int) -> None:
         data["results"].append(item)
         if len(_dumps(data)) <= budget:
             continue
-        if index == 0:  # the first result is cut to fit rather than left out
+        if index == 0:  # the first result is cut to fit rather than left out, as in text mode
             item["text_truncated"] = True
             over = len(_dumps(data)) - budget
             if len(item["text"]) > over:
-                item["text"] = item["text"][: len(item["text"]) - over - 1] + "…"
+                item["text"] = cut(item["text"], len(item["text"]) - over - 1) + "…"
                 continue
         data["results"].pop()
         data["omitted_for_budget"] = len(items) - index
@@ -95,7 +95,7 @@ def results_files(reply: Reply) -> str:
 
 
 def results_text(reply: Reply, options: Options) -> str:
-    if reply.evidence is not None and reply.evidence.refused:
+    if reply.refused:
         return refusal_text(reply)
     if not reply.hits:
         return f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"
@@ -117,7 +117,11 @@ def refusal_text(reply: Reply) -> str:
         f"  distinctive terms: {', '.join(d['distinctive']) or '(none)'} · matched: {', '.join(d['matched']) or '(none)'}"
         + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else ""),
         f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
-        f"(bar {d['min_concentration']})",
+        f"(bar {d['min_concentration']})"
+        + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else ""),
+        *[f"  part {p['part']}: {p['reason'] or 'evidence'} · coverage {p['coverage']:.2f} · concentration "
+          f"{p['concentration']:.2f}" for p in d["parts"]],
+        f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",
         f"  {d['hint']}",
     ])  # fmt: skip
 
@@ -152,5 +156,7 @@ def snippet_of(body: str, matched: list[str]) -> str:
     lower = flat.lower()
     positions = [lower.find(t) for t in matched if lower.find(t) >= 0]
     start = max(0, min(positions) - 60) if positions else 0
-    piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + "…"
+    space = flat.find(" ", start) if start else -1
+    start = space + 1 if 0 <= space < start + 30 else start  # begin at a word, as the cut ends at one
+    piece = cut(flat[start:], SNIPPET_CHARS)
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(flat) else "")

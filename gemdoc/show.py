@@ -4,7 +4,7 @@ import sqlite3
 from pathlib import Path
 
 from gemdoc import files
-from gemdoc.errors import GemdocError
+from gemdoc.errors import GemdocError, UsageError
 from gemdoc.uri import Address
 
 CONTEXT = 12  # source lines shown on each side of a location
@@ -51,7 +51,7 @@ def gem_file(conn: sqlite3.Connection, address: Address, entry: int) -> Path:
     indexed = conn.execute("SELECT 1 FROM chunks WHERE entry = ? AND file = ? LIMIT 1", [entry, address.path]).fetchone()
     path = files.within(root, address.path) if indexed else None
     if path is None:
-        raise GemdocError(
+        raise UsageError(
             f"{address.path[:200]} is not a file of {address.gem} {address.version} that gemdoc indexed: "
             "show --source reads only those; check the URI"
         )
@@ -64,6 +64,8 @@ def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: i
         raise GemdocError("this result has no source file to show")
     path = gem_file(conn, address, entry)
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    if line is not None and not 1 <= line <= len(lines):
+        raise UsageError(f"line {line} is outside {address.path[:200]} (lines 1-{len(lines)}): check the URI's #L")
     context = max(0, min(context, MAX_CONTEXT))
     centre = min(max(line or 1, 1), max(len(lines), 1))
     start, end = max(1, centre - context), min(len(lines), centre + context)

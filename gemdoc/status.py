@@ -23,7 +23,7 @@ def gather(start: Path) -> dict:
         conn = store.connect(paths.store_path())
     except GemdocError as exc:
         info["store_error"] = str(exc)
-        info["next"] = "gemdoc reindex" if "schema" in str(exc) else "gemdoc index"
+        info["next"] = "gemdoc reindex" if "reindex" in str(exc) else "gemdoc index"
         return info
     with conn:
         _store_facts(conn, info)
@@ -68,7 +68,29 @@ def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
     info["stale"] = scope.stale
     info["missing"] = scope.missing
     info["changed"] = indexer.changed_copies(root, saved.all_languages)  # the project's own copies, edited since
+    info["installed_since"] = indexer.installed_since(root)
+    info["not_indexed"] = _not_indexed(root, scope, info)
     _bundle_facts(conn, scope, info)
+
+
+def _not_indexed(root: Path, scope: project.Scope, info: dict) -> list[dict]:
+    """Every locked gem in scope that search cannot answer from, with why and the command that fixes it."""
+    absent = {(g["gem"], g["version"]): g["reason"] for g in indexer.absent_gems(root)}
+    install = "bundle install" if info.get("hook", {}).get("armed") else "bundle install && gemdoc index"
+    listed = []
+    for name, version in scope.wanted:
+        if (name, version) in scope.entries:
+            continue
+        if (name, version) in absent and not info["installed_since"]:
+            reason, command = absent[(name, version)], install
+        elif (name, version) in absent:
+            reason, command = "not installed at the last index; gems were installed since", "gemdoc index"
+        elif scope.stale:
+            reason, command = "Gemfile.lock changed since the last index", "gemdoc index"
+        else:
+            reason, command = "not indexed yet", "gemdoc index"
+        listed.append({"gem": name, "version": version, "reason": reason, "next": command})
+    return listed
 
 
 def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) -> None:
@@ -89,8 +111,10 @@ def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) ->
     info["ri_methods"] = methods
     info["ri_methods_located"] = sum(r[6] or 0 for r in rows)
     info["failures"] = [
-        {"gem": r[0], "version": r[1], "state": r[2], "reason": r[7]} for r in every if r[2] != "complete"
-    ]
+        {"gem": r[0], "version": r[1], "state": r[2], "reason": r[7], "next": "gemdoc index --force"}
+        for r in every if r[2] == "failed"
+    ]  # fmt: skip
+    info["skipped"] = [{"gem": r[0], "version": r[1], "reason": r[7]} for r in every if r[2] == "skipped"]
     info["vectors"] = vectors.embedded(conn, scope.gems)
     info["vector_model"] = vectors.stored_identity(conn) or None
 
@@ -98,9 +122,10 @@ def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) ->
 def _next(info: dict) -> str | None:
     if info.get("project") is None:
         return "cd into a Ruby project (a directory with Gemfile.lock), then `gemdoc index`"
-    if not info.get("indexed") or info.get("stale") or info.get("missing") or info.get("changed"):
+    if not info.get("indexed") or info.get("stale") or info.get("changed") or info.get("installed_since"):
         return "gemdoc index"
-    return None
+    commands = [g["next"] for g in info.get("not_indexed", [])]
+    return min(commands, key=len) if commands else None  # `gemdoc index` before an install
 
 
 def text(info: dict) -> str:
@@ -148,9 +173,11 @@ def _project_lines(info: dict) -> list[str]:
     else:
         lines.append("vectors:   none (keyword search only); `gemdoc embed` adds semantic search")
     for failure in info["failures"]:
-        lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['state']} ({failure['reason']})")
-    for missing in info["missing"]:
-        lines.append(f"missing:   {missing}")
+        lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['reason']} · next: `{failure['next']}`")
+    for skipped in info["skipped"]:
+        lines.append(f"skipped:   {skipped['gem']} {skipped['version']}: {skipped['reason']}")
+    for gem in info["not_indexed"]:
+        lines.append(f"missing:   {gem['gem']} {gem['version']}: {gem['reason']} · next: `{gem['next']}`")
     for changed in info["changed"]:
         lines.append(f"changed:   {changed}: its files changed since the last index")
     return lines

@@ -133,7 +133,7 @@ def test_every_uri_shows_its_chunk(project):
     for bad, fragment in (("gemdoc://nope@1.0/lib/x.rb#L1", "not in the index"), ("http://x", "not a gemdoc URI"),
                           (uri.make("retrier", "2.0.0", "../../etc/passwd", 1, "x"), "not a file of")):  # fmt: skip
         result = cli("show", "-C", str(project), bad)
-        assert result.exit_code == 1 and fragment in result.output and "Traceback" not in result.output
+        assert result.exit_code == 2 and fragment in result.output and "Traceback" not in result.output  # usage
 
 
 def test_hostile_input_is_cut_or_saturated(project):

@@ -115,7 +115,7 @@ def test_missing_gem_is_reported_and_the_rest_indexed(example_project):
     report = indexer.index_project(example_project)
     got = outcomes(report)
     assert got["rexml"].outcome == "skipped"
-    assert "rexml 99.0.0 is not installed: run `bundle install`" in got["rexml"].reason
+    assert got["rexml"].reason == "not installed: run `bundle install`"  # the line names the gem once
     assert got["rake"].outcome == "indexed"
 
 

@@ -10,12 +10,10 @@ script grades the shipped setting and the same with one rule flipped, on the dev
 A rule ships on only if it helps on dev and test agrees (does not lose on test). Results go to
 benchmarks/results/rank-rules.json.
 
-The split is a seeded hash of each question's id (questions.yaml has no ids: ``core-NNN`` in file
-order): dev when sha256("gemdoc-split-1:" + id) % 100 < 60, test otherwise.
+The split is benchmarks/questions.py's: a seeded hash of each question's id.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import sqlite3
@@ -25,39 +23,27 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import questions as questions_file  # noqa: E402
 import ruler  # noqa: E402
 
 from gemdoc import ask, hybrid, models, paths, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 
 OPTIONS = ask.Options(limit=10, refuse=False)
-SPLIT_SEED = "gemdoc-split-1:"
-DEV_SHARE = 60
 # name -> (module, attribute, value when on, value when off)
 RULES = {
     "named_gem": (searcher, "NAMED_GEM_FACTOR", 3.0, 1.0),
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
-    "keyword_first": (hybrid, "KEYWORD_FIRST", True, False),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
 }
 
 
-def split_of(qid: str) -> str:
-    digest = int(hashlib.sha256((SPLIT_SEED + qid).encode()).hexdigest(), 16)
-    return "dev" if digest % 100 < DEV_SHARE else "test"
-
-
 def load() -> list[dict]:
-    """Every answerable question with its id and split."""
-    core = yaml.safe_load((common.ROOT / "questions.yaml").read_text())
-    known = [{**q, "id": f"core-{i:03d}"} for i, q in enumerate(core, start=1)]
-    for name in ("a.yaml", "b.yaml"):
-        known += yaml.safe_load((common.ROOT / "questions" / name).read_text())
-    return [{**q, "split": split_of(q["id"])} for q in known]
+    """Every answerable question, with its id and split (benchmarks/questions.py)."""
+    return questions_file.load()[0]
 
 
 def arms(bundle: ask.Bundle, model_dir: Path | None) -> dict:
@@ -115,7 +101,7 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
     questions = [q for q in load() if q["gem"] in {g for g, _ in bundle.scope.entries}]
     rankers = arms(bundle, model_dir)
     result: dict = {"questions": {s: sum(q["split"] == s for q in questions) for s in ("dev", "test")},
-                    "split": f"sha256('{SPLIT_SEED}' + id) % 100 < {DEV_SHARE} is dev",
+                    "split": f"benchmarks/questions.py: seed {questions_file.SPLIT_SEED}, dev {questions_file.DEV_SHARE}",
                     "shipped": {}, "rules": {}}  # fmt: skip
     conn = sqlite3.connect(paths.store_path())
     result["fingerprint"] = common.fingerprint(conn, bundle.scope.gems)["digest"]
@@ -125,8 +111,9 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
         shipped_on = getattr(module, attribute) == on
         with flipped(rule):
             other = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
-        result["rules"][rule] = {"shipped": shipped_on, "setting": f"{module.__name__}.{attribute}",
-                                 "arms": {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}}  # fmt: skip
+        arms_verdict = {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}
+        setting = f"{module.__name__}.{attribute}"
+        result["rules"][rule] = {"shipped": shipped_on, "setting": setting, "arms": arms_verdict}
     if latency_count:
         result["latency"] = latency(questions, model_dir, latency_count)
     result["misses"] = {arm: {q["id"]: g["ranks"][q["id"]] for q in questions if g["ranks"][q["id"]] != 1

@@ -43,10 +43,10 @@ NO_REFUSAL = Annotated[bool, Field(description="Rank even when the bundle shows 
 GEM = Annotated[str | None, Field(description="Search only this gem of the bundle, named as in Gemfile.lock "
                                               "(e.g. 'sidekiq'). Leave empty to search every gem.")]  # fmt: skip
 QUESTION = Annotated[str, Field(description="The user's question, verbatim. Searched by keyword and by meaning.")]
-API_NAMES = Annotated[list[str] | None, Field(description="Identifiers you guess answer the question: classes, modules, "
-                                                   "methods, options, config keys, cops (e.g. ['Rack::Builder#map', "
-                                                   "'sidekiq_options', 'retry']). Keyword arm only; one that exists "
-                                                   "in the bundle ranks its entry high.")]  # fmt: skip
+API_NAMES = Annotated[list[str] | None, Field(
+    description="Identifiers you guess answer the question: classes, modules, methods, options, config keys, cops "
+    "(e.g. ['Rack::Builder#map', 'sidekiq_options', 'retry']). Keyword arm only; one that exists in the bundle "
+    "ranks its entry high.")]  # fmt: skip
 REPHRASING = Annotated[str, Field(description="The question restated in the words the gem's own documentation "
                                               "would use: its terms, not the user's situation. Semantic arm "
                                               "only.")]  # fmt: skip
@@ -117,7 +117,8 @@ def build(start: Path) -> MCPServer:
                                                        "sidekiq_options) or words the docs use.")],
                gem: GEM = None, n: N = 10, max_chars: MAX_CHARS = ask.DEFAULT_MAX_CHARS, explain: EXPLAIN = False,
                min_score: MIN_SCORE = None, no_refusal: NO_REFUSAL = False) -> str:  # fmt: skip
-        """Keyword search in this bundle's gem documentation: best for an identifier; the API named exactly comes first."""
+        """Keyword search in this bundle's gem documentation: best for an identifier; the API named exactly
+        comes first."""
         options = _options(n, max_chars, explain, min_score, no_refusal)
         return render.results_json(ask.keyword(session.bundle(gem), query, options), options)
 
@@ -125,8 +126,10 @@ def build(start: Path) -> MCPServer:
     @guarded
     def query(question: QUESTION = "", api_names: API_NAMES = None, rephrasing: REPHRASING = "",
               passage: PASSAGE = "", gem: GEM = None, n: N = 10, max_chars: MAX_CHARS = ask.DEFAULT_MAX_CHARS,
-              explain: EXPLAIN = False, min_score: MIN_SCORE = None, no_refusal: NO_REFUSAL = False) -> str:  # fmt: skip
-        """Hybrid keyword + semantic search for a question. Give the question verbatim, and also api_names and a rephrasing: together they rank best."""
+              explain: EXPLAIN = False, min_score: MIN_SCORE = None,
+              no_refusal: NO_REFUSAL = False) -> str:  # fmt: skip
+        """Hybrid keyword + semantic search for a question. Give the question verbatim, and also api_names
+        and a rephrasing: together they rank best."""
         options = _options(n, max_chars, explain, min_score, no_refusal)
         text = ask.typed(question, api_names, rephrasing, passage)
         bundle = session.bundle(gem)
@@ -139,7 +142,8 @@ def build(start: Path) -> MCPServer:
     @guarded
     def show(uri: Annotated[str, Field(description="A result's uri: gemdoc://GEM@VERSION/PATH#L12.")],
              source: Annotated[bool, Field(description="Print the gem's source lines around it instead.")] = False,
-             context: Annotated[int, Field(description="Source lines either side (with source).")] = 12) -> str:  # fmt: skip
+             context: Annotated[int, Field(description="Source lines either side (with source).")] = 12,
+             ) -> str:  # fmt: skip
         """The full chunk a result's uri names, or the source lines around it."""
         text = ask.show(session.bundle(), uri, source, context)
         return json.dumps({"uri": uri, "text": text}, ensure_ascii=False)
@@ -147,7 +151,8 @@ def build(start: Path) -> MCPServer:
     @server.tool(name="status")
     @guarded
     def status_tool() -> str:
-        """Is this project indexed, does the index match Gemfile.lock, are there vectors, and what to run next (takes no arguments)."""
+        """Is this project indexed, does the index match Gemfile.lock, are there vectors, and what to run
+        next (takes no arguments)."""
         return json.dumps(status.gather(session.start))
 
     return server

@@ -18,7 +18,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
 - two priors on the candidates: an ri entry without a comment (a bare signature) counts
   DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
-  (a change note rarely answers how to do something);
+  or an upgrade (a change note rarely answers how to do something); for an upgrade question
+  ("since upgrading...") the notes of the locked version count LOCKED_RELEASE_FACTOR;
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
@@ -49,8 +50,10 @@ NAMED_FACTOR = 5.0
 DOCLESS_PRIOR = 0.7
 CHANGELOG_PRIOR = 0.5
 LOCKED_RELEASE_FACTOR = 3.0  # "since upgrading...": the change notes of the version this bundle locks
-UPGRADE = re.compile(r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I)
-NAMED_GEM_FACTOR = 3.0
+UPGRADE = re.compile(
+    r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I
+)
+NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
@@ -197,7 +200,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     if not scope:
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
-    p.gems = gems_named(text, scope.names)
+    p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)

@@ -99,7 +99,8 @@ def test_every_tool_and_parameter_is_described_and_query_takes_separate_fields(p
 
 
 def test_mcp_fields_rank_like_the_cli_typed_parts(project):
-    fields = {"question": QUESTION, "api_names": ["Retry#retry_on"], "rephrasing": "retry a job when an error is raised",
+    fields = {"question": QUESTION, "api_names": ["Retry#retry_on"],
+              "rephrasing": "retry a job when an error is raised",
               "passage": "Retries the job up to attempts times when the error is raised.",
               "no_refusal": True}  # fmt: skip  # the gate is judged elsewhere (evidence.py); this is the mapping
     _, (structured,) = mcp(project, ("query", fields))
@@ -119,7 +120,8 @@ def test_gem_restricts_every_command_to_one_gem(project):
         assert only["results"] and {r["gem"] for r in only["results"]} == {"queuer"}, command
         assert only["gems_in_scope"] == 1
     _, (search, query) = mcp(project, ("search", {"query": "retry job", "gem": "queuer"}),
-                             ("query", {"question": "retry a job later", "gem": "retrier", "no_refusal": True}))  # fmt: skip
+                             ("query", {"question": "retry a job later", "gem": "retrier",
+                                        "no_refusal": True}))  # fmt: skip
     assert {r["gem"] for r in json.loads(search.content[0].text)["results"]} == {"queuer"}
     assert {r["gem"] for r in json.loads(query.content[0].text)["results"]} == {"retrier"}
 

@@ -78,9 +78,8 @@ def _fit(data: dict, items: list[dict], budget: int) -> None:
         if index == 0:  # the first result is cut to fit rather than left out, as in text mode
             item["text_truncated"] = True
             over = len(_dumps(data)) - budget
-            if len(item["text"]) > over:
-                item["text"] = cut(item["text"], len(item["text"]) - over - 1) + "…"
-                continue
+            item["text"] = cut(item["text"], max(0, len(item["text"]) - over - 1)) + "…"
+            continue
         data["results"].pop()
         data["omitted_for_budget"] = len(items) - index
         return

@@ -114,7 +114,7 @@ async def _mcp_show(project: Path, uris: list[str]) -> list[dict]:
         async with ClientSession(read, write) as session:
             await session.initialize()
             replies = [await session.call_tool("show", {"uri": u, "source": True}) for u in uris]
-    return [json.loads(r.content[0].text) for r in replies]
+    return [{"error": r.content[0].text} if r.is_error else json.loads(r.content[0].text) for r in replies]
 
 
 def test_names_that_climb_out_never_become_paths(tmp_path):

@@ -198,7 +198,7 @@ async def _mcp_query(project: Path, env: dict) -> dict:
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            answer = await session.call_tool("query", {"query": "how do I stub a method in a test", "n": 3})
+            answer = await session.call_tool("query", {"question": "how do I stub a method in a test", "n": 3})
             return json.loads(answer.content[0].text)
 
 

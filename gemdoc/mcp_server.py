@@ -9,6 +9,7 @@ is one line naming cause and remedy (``internal error: ...`` for a bug), and the
 import functools
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -19,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from gemdoc import __version__, ask, paths, project, render, status
+from gemdoc import __version__, ask, damage, paths, project, render, status
 from gemdoc.errors import GemdocError
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0
@@ -98,6 +99,9 @@ def guarded(tool: Callable[..., str]) -> Callable[..., str]:
             return tool(*args, **kwargs)
         except GemdocError as exc:
             raise ToolError(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:  # a damaged store is named with its remedy, as on the CLI
+            problem = damage.explain(paths.store_path(), exc)
+            raise ToolError(str(problem) if problem else f"internal error: {str(exc)[:300]}") from exc
         except Exception as exc:  # noqa: BLE001 - nothing may end the session
             raise ToolError(f"internal error: {type(exc).__name__}: {str(exc)[:300]}") from exc
 

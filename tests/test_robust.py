@@ -73,7 +73,8 @@ def test_garbage_in_the_store_is_named_and_reindex_moves_it_aside(indexed):
         handle.seek(1 << 20)
         handle.write(random.Random(1).randbytes(200 * 1024))
     one_line(gemdoc(indexed, "search", "widget"), "is malformed")
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "widget"}}}
+    search = {"name": "search", "arguments": {"query": "widget"}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": search}
     [over_mcp] = _mcp_exchange(indexed, [json.dumps(call).encode()])
     said = over_mcp["result"]["content"][0]["text"]
     assert over_mcp["result"]["isError"] and "the store at" in said and "reindex" in said, over_mcp

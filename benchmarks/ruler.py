@@ -242,9 +242,10 @@ def cli_agrees(project_dir: Path, conn, scope, question: str) -> bool:
         [sys.executable, "-m", "gemdoc", "search", "--json", "-n", str(LIMIT), "--project", str(project_dir), question],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    cli = [(r["gem"], r["title"]) for r in json.loads(done.stdout)["results"]]
+    data = json.loads(done.stdout)
+    cli = [(r["gem"], r["title"]) for r in data["results"]]
     lib = [(h.gem, h.title) for h in ask.keyword(ask.open_bundle(project_dir.resolve()), question, OPTIONS).hits]
-    return cli == lib
+    return cli == lib[: len(cli)] and len(cli) + data["omitted_for_budget"] == len(lib)  # the budget cuts the reply
 
 
 def build(corpus: str, embed_with: Path | None = None) -> Path:

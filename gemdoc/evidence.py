@@ -35,7 +35,7 @@ class Bars:
     rare_zipf: float  # ...one this rare or rarer weighs fully, linearly in between
 
 
-BARS = Bars(min_coverage=0.85, min_concentration=0.6, min_cosine=1.01, common_zipf=9.0, rare_zipf=8.9)
+BARS = Bars(min_coverage=0.9, min_concentration=0.3, min_cosine=0.55, common_zipf=5.0, rare_zipf=3.0)  # evidence_bars.py
 
 HINTS = {
     "no_query_term_in_index": "No word of the question occurs in this bundle's documentation: ask with the words "

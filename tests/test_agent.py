@@ -80,7 +80,7 @@ def test_no_evidence_means_no_results_and_a_diagnosis(project, command):
 
 
 def test_scattered_words_are_refused_but_a_named_api_is_not(project):
-    scattered = reply("search", "-C", str(project), "push a filler error")  # every word, never together
+    scattered = reply("search", "-C", str(project), "push discards usage attempts")  # every word, never together
     assert scattered["refused"] and scattered["diagnosis"]["reason"] == "matched_terms_are_scattered"
     named = reply("search", "-C", str(project), "Retry#retry_on")
     assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"

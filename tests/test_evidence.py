@@ -52,3 +52,10 @@ def test_ordinary_words_weigh_less_than_technical_ones():
     bars = evidence.Bars(0.8, 0.5, 1.01, common_zipf=5.0, rare_zipf=3.0)
     assert evidence.weight("tomorrow", bars) == 0.0 and evidence.weight("graphql", bars) == 1.0
     assert 0.0 < evidence.weight("flaky", bars) <= 1.0
+
+
+def test_a_missing_ordinary_word_does_not_refuse_but_a_missing_technical_one_does(project):
+    ordinary = reply("search", "-C", str(project), "retry the job tomorrow when the error is raised")
+    assert not ordinary["refused"] and ordinary["results"][0]["title"].startswith("Retry#")
+    technical = reply("search", "-C", str(project), "retry the graphql job when the error is raised")
+    assert technical["refused"] and technical["diagnosis"]["reason"] == "too_little_of_the_query_matched"

@@ -81,6 +81,7 @@ def cut(text: str, limit: int) -> str:
 
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
+    notes += project.outside(bundle.scope, text)
     found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, options.refuse)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     return _finish(Reply(text, "keyword", found.hits, arms, found.evidence, bundle, found.plan, notes), options)
@@ -88,6 +89,7 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
 
 def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vector_only: bool) -> Reply:
     text, notes = clean(text)
+    notes += project.outside(bundle.scope, text)
     routed = f"vec: {text}" if vector_only else text
     reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, options.refuse)
     return _finish(Reply(text, reply.mode, reply.hits, reply.arms, reply.evidence, bundle, reply.plan, notes), options)

@@ -14,7 +14,7 @@ from gemdoc import files
 from gemdoc.errors import GemdocError
 
 FILENAME = ".gemdoc.yml"
-SCOPES = ("direct", "all")
+SCOPES = ("direct", "meta", "all")
 GATED = ("model", "model_dir")
 
 

@@ -18,7 +18,7 @@ class Scope:
     missing: list[str]  # locked gems in scope with no entry of this project's in the store
     entries: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)  # (name, version) -> (id, state)
     locked: dict[str, str] = field(default_factory=dict)  # every gem of the lockfile, in scope or not: name -> version
-    name: str = "direct"  # the scope: direct, meta or all
+    name: str = "meta"  # the scope: direct, meta or all
 
 
 def outside(scope: Scope, text: str) -> list[str]:

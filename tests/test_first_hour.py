@@ -303,20 +303,21 @@ async def _mcp_search(project: Path, env: dict, question: str) -> dict:
 
 
 @pytest.mark.slow
-def test_a_meta_gems_dependencies_are_in_the_meta_scope_and_named_when_outside(meta_project):
+def test_the_default_scope_has_a_meta_gems_dependencies_and_a_gem_outside_is_named(meta_project):
     import anyio
 
     project, env = meta_project
+    default = gemdoc("index", cwd=project, env=env)
+    assert default.returncode == 0 and "gemdoc_fixture 1.2.3  indexed" in default.stderr, default.stderr
+    reply = json.loads(gemdoc("search", "--json", "GemdocFixture", cwd=project, env=env).stdout)
+    assert reply["notes"] == [] and reply["results"][0]["gem"] == "gemdoc_fixture", reply
+    assert "scope meta" in gemdoc("status", cwd=project, env=env).stdout
+
     direct = gemdoc("index", "--direct", cwd=project, env=env)
-    assert direct.returncode == 0 and "gemdoc_fixture" not in direct.stderr, direct.stderr
+    assert direct.returncode == 0, direct.stderr
     note = "gemdoc_fixture 1.2.3 is in this bundle but not in the indexed scope (direct dependencies): " \
            "`gemdoc index --all` adds it"  # fmt: skip
     text = gemdoc("search", "GemdocFixture::Widget", cwd=project, env=env)
     assert note in text.stdout, text.stdout + text.stderr
     assert note in json.loads(gemdoc("search", "--json", "GemdocFixture.greet", cwd=project, env=env).stdout)["notes"]
     assert note in anyio.run(_mcp_search, project, env, "how do I call GemdocFixture")["notes"]
-
-    meta = gemdoc("index", "--meta", cwd=project, env=env)
-    assert meta.returncode == 0 and "gemdoc_fixture 1.2.3  indexed" in meta.stderr, meta.stderr
-    reply = json.loads(gemdoc("search", "--json", "GemdocFixture", cwd=project, env=env).stdout)
-    assert reply["notes"] == [] and reply["results"][0]["gem"] == "gemdoc_fixture", reply

@@ -58,8 +58,10 @@ def scope_sizes(directory: Path) -> dict:
     """Gems in each scope and the meta-gems found, without indexing."""
     lock = lockfile.load(lockfile.find(directory))
     metas = project.meta_gems(directory, lock, lock.select(include_transitive=False), True)
-    sizes = {scope: len(project.select_gems(directory, lock, scope, True)) for scope in SCOPES}
-    return {"meta_gems": sorted(metas), "gems": sizes}
+    chosen = {scope: [g.name for g in project.select_gems(directory, lock, scope, True)] for scope in SCOPES}
+    return {"meta_gems": sorted(metas), "gems": {scope: len(names) for scope, names in chosen.items()},
+            "meta_adds": sorted(set(chosen["meta"]) - set(chosen["direct"])),
+            "all_adds": sorted(set(chosen["all"]) - set(chosen["meta"]))}  # fmt: skip
 
 
 def main() -> None:

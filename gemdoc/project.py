@@ -34,12 +34,15 @@ def outside(scope: Scope, text: str) -> list[str]:
 
 
 def _gem_names(token: str) -> list[str]:
-    """The gem names an API's top constant or a word could stand for: ActiveRecord::Base ->
-    active_record, activerecord, active-record."""
+    """The gem names an API's constants or a word could stand for: ActiveRecord::Base ->
+    active_record, activerecord, active-record; RSpec::Mocks -> rspec, rspec-mocks, rspec_mocks."""
     if token.lower() == token:
         return [token] if "_" in token or "-" in token else []
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", token.split("::")[0]).lower()
-    return [snake, snake.replace("_", ""), snake.replace("_", "-")]
+    parts = [re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", part).lower() for part in token.split("::")[:2] if part]
+    if not parts:
+        return []
+    names = [parts[0], parts[0].replace("_", ""), parts[0].replace("_", "-")]
+    return names + [f"{names[1]}{joint}{parts[1]}" for joint in "-_"] if len(parts) > 1 else names
 
 
 def root(start: Path) -> Path:

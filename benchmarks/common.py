@@ -51,7 +51,8 @@ def fingerprint(conn: sqlite3.Connection, scope: list[int]) -> dict:
     digest = hashlib.sha256()
     chunks = 0
     marks = ",".join("?" * len(scope))
-    gems = sorted(conn.execute(f"SELECT name, version, id FROM gems WHERE id IN ({marks})", scope))
+    rows = conn.execute(f"SELECT name, version, id FROM gems WHERE id IN ({marks})", scope)
+    gems = sorted(tuple(row) for row in rows)
     for name, version, entry in gems:
         digest.update(f"{name}@{version}\n".encode())
         for (d,) in conn.execute("SELECT digest FROM chunks WHERE entry = ? ORDER BY digest", [entry]):

@@ -37,13 +37,13 @@ def prepare(model: Path) -> ask.Bundle:
 
 
 def grade(bundle: ask.Bundle) -> dict:
-    known, absent = ruler.load_questions("corpus")
+    known, absent = ruler.questions.load("dev")  # fitted on dev only
     embedder = Embedder(models.configured())
     matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
     versions = [gem for gem, (_, state) in bundle.scope.entries.items() if state == "complete"]  # (name, version)
 
     def score(ranker) -> dict:
-        graded = ruler.grade(bundle.conn, versions, known, absent, ranker)
+        graded = ruler.grade(bundle.conn, versions, known, absent, ruler.verbatim(ranker))
         return {"overall": graded["overall"], "by_kind": graded["by_kind"]}
 
     out = {"model": vectors.stored_identity(bundle.conn), "keyword": score(lambda text: ask.keyword(bundle, text, ruler.OPTIONS))}

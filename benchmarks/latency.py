@@ -41,8 +41,8 @@ def summary(samples_ms: list[float]) -> dict:
 
 
 def questions(count: int) -> list[str]:
-    known, absent = ruler.load_questions("corpus")
-    pool = [q["q"] for q in known] + absent
+    known, absent = ruler.questions.load()
+    pool = [q["q"] for q in known + absent]
     return [pool[i % len(pool)] for i in range(count)]
 
 

@@ -61,7 +61,7 @@ def main() -> None:
     home = common.use_home("ruler-corpus")
     env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG")}
     env |= {"GEMDOC_HOME": str(home), "GEMDOC_MODEL_DIR": str(args.model_dir.resolve())}
-    known, _ = ruler.load_questions("corpus")
+    known, _ = ruler.questions.load()
     result = anyio.run(measure, [q["q"] for q in known], env)
     conn = store.connect(paths.store_path())
     from gemdoc import project

@@ -199,7 +199,7 @@ def answer_coverage(known: list[dict], pools: list) -> dict:
 
 def main() -> None:
     bundle = fusion_rules.prepare(fusion_rules.MODELS / fusion_rules.RULER_MODEL)
-    known, _ = ruler.load_questions("corpus")
+    known, _ = ruler.questions.load("dev")  # fitted on dev only
     ctx = Context(bundle)
     pools = [pool(bundle, ctx, q["q"]) for q in known]
     ranks = [ruler.rank_of(q, hits) for q, (hits, _) in zip(known, pools)]

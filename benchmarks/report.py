@@ -30,14 +30,14 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `refusal_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `evidence_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_fusion(load("fusion")),
         *_ceiling(load("ceiling")),
-        *_refusal(load("refusal")),
+        *_evidence(load("evidence")),
         *_indexing(example, corpus),
         *_hook(load("hook")),
         *_latency(latency),
@@ -48,87 +48,126 @@ def render() -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+ARM_NAMES = {
+    "search": "verbatim, `search`",
+    "search --no-refusal": "verbatim, `search --no-refusal`",
+    "vsearch": "verbatim, `vsearch`",
+    "query": "verbatim, `query`",
+    "query --no-refusal": "verbatim, `query --no-refusal`",
+    "agent": "agent form (the invocation an agent writes from SKILL.md)",
+}
+STYLE_NAMES = {"user": "in users' words", "terse": "terse, users' terms", "author": "the author's, docs' terms"}
+
+
+def _pair(splits: dict, pick) -> str:
+    """One figure on dev and on test, side by side."""
+    found = [pick(splits[s]) for s in ("dev", "test")]
+    return " / ".join("–" if v is None else f"{v:.3f}" for v in found)
+
+
 def _quality(r: dict, corpus_name: str) -> list[str]:
-    s, g = r["search"], r["grep"]
-    q = r["questions"]
-    names = {"search": "`search` (keyword)", "vsearch": "`vsearch` (vector)", "query": "`query` (hybrid)"}
+    q, arms = r["questions"], r["arms"]
+    (dev, dev_absent), (test, test_absent) = q["by_split"]["dev"], q["by_split"]["test"]
     lines = [
         "### Retrieval quality (`benchmarks/ruler.py`)",
         "",
-        f"{q['known']} known-answer questions over {q['gems']} gems and {q['absent']} absent questions, "
-        f"on {corpus_name}." + (f" Vectors: {r['model']}." if r.get("model") else ""),
+        f"{q['answerable']} answerable questions over {q['gems']} gems ({q['users_words']:.0%} in users' own words, "
+        f"{q['version']:.0%} about what changed in a locked version) and {q['absent']} about subjects the bundle does "
+        f"not cover, on {corpus_name}." + (f" Vectors: {r['model']}." if r.get("model") else ""),
+        f"The questions (`benchmarks/questions/`) were split once by a seeded hash of each id into dev ({dev} "
+        f"answerable, {dev_absent} absent) and test ({test} answerable, {test_absent} absent): bars and rules are "
+        "fitted on dev, and a change is kept only if test agrees. Each cell is **dev / test**.",
         "",
-        "| arm | questions | n | hit@1 | hit@3 | hit@10 | MRR | silence |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| how the question reaches gemdoc | hit@1 | hit@3 | MRR@10 | answerable refused | silence on absent | identifiers hit@1 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]  # fmt: skip
+    for arm, name in ARM_NAMES.items():
+        if arm not in arms:
+            continue
+        splits = arms[arm]
+        gated = "--no-refusal" not in arm
+        lines.append(
+            f"| {name} | {_pair(splits, lambda g: g['overall']['hit@1'])} | {_pair(splits, lambda g: g['overall']['hit@3'])} "
+            f"| {_pair(splits, lambda g: g['overall']['mrr'])} "
+            f"| {_pair(splits, lambda g: g['overall']['refused'] if gated else None)} "
+            f"| {_pair(splits, lambda g: g['silence'] if gated else None)} "
+            f"| {_pair(splits, lambda g: g['by_kind'].get('identifier', {}).get('hit@1'))} |"
+        )
+    if "agent" not in arms:
+        lines += ["", f"Agent form: {r['agent']}."]
+    lines += _by_style(arms)
+    lines += _file_level(r)
+    return lines
+
+
+def _by_style(arms: dict) -> list[str]:
+    shown = [arm for arm in ("search", "query", "agent") if arm in arms]
+    lines = [
+        "",
+        "hit@1 by how the question is written (dev / test):",
+        "",
+        "| questions | " + " | ".join(ARM_NAMES[a].split(" (")[0] for a in shown) + " |",
+        "|---|" + "---:|" * len(shown),
     ]
-    ordered = [(arm, r["arms"][arm]) for arm in names if arm in r["arms"]]
-    for arm, graded in ordered:
-        rows = [("all", graded["overall"])] + list(graded["by_kind"].items())
-        for i, (kind, m) in enumerate(rows):
-            label, silence = (names[arm], f"{graded['silence']:.3f}") if i == 0 else ("", "")
-            lines.append(
-                f"| {label} | {kind} | {m['n']} | {m['hit@1']:.3f} | {m['hit@3']:.3f} | {m['hit@10']:.3f} | {m['mrr']:.3f} | {silence} |"
-            )
-    if "query" in r["arms"]:
-        hybrid, keyword = r["arms"]["query"]["overall"]["hit@1"], s["overall"]["hit@1"]
-        verdict = "above" if hybrid > keyword else "below" if hybrid < keyword else "equal to"
-        lines += [
-            "",
-            f"With this model, hybrid `query` ranks the accepted answer first {hybrid:.3f} of the time, {verdict} "
-            f"keyword `search` ({keyword:.3f}), MRR {r['arms']['query']['overall']['mrr']:.3f} against "
-            f"{s['overall']['mrr']:.3f}: the keyword arm's first result stays first (fusion rule, below) and the "
-            "vector arm reorders the rest.",
-        ]
+    for style, name in STYLE_NAMES.items():
+        counts = _pair(arms["search"], lambda g: g["by_style"].get(style, {}).get("n", 0)).replace(".000", "")
+        cells = [_pair(arms[a], lambda g: g["by_style"].get(style, {}).get("hit@1")) for a in shown]
+        lines.append(f"| {name} ({counts}) | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _file_level(r: dict) -> list[str]:
+    g = r["grep"]["test"]
     gf = g["file_level"]
-    lines += [
+    shown = [a for a in ("search", "vsearch", "query") if a in r["arms"]]
+    lines = [
         "",
-        "| at file granularity, same questions | hit@1 | hit@3 | MRR | characters returned |",
+        "| at file granularity, test questions | hit@1 | hit@3 | MRR | characters returned |",
         "|---|---:|---:|---:|---:|",
     ]
-    for arm, graded in ordered:
+    for arm in shown:
+        graded = r["arms"][arm]["test"]
         fl = graded["file_level"]
-        lines.append(f"| {names[arm]} | {fl['hit@1']:.3f} | {fl['hit@3']:.3f} | {fl['mrr']:.3f} | {graded['payload_chars']:,} |")
+        lines.append(f"| {ARM_NAMES[arm]} | {fl['hit@1']:.3f} | {fl['hit@3']:.3f} | {fl['mrr']:.3f} | {graded['payload_chars']:,} |")
+    largest = max(r["arms"][a][s]["largest_reply_chars"] for a in shown for s in ("dev", "test"))
     lines += [
         f"| grep loop ({g['files']:,} indexed files) | {gf['hit@1']:.3f} | {gf['hit@3']:.3f} | {gf['mrr']:.3f} | {g['payload_chars']:,} |",
         "",
         f"Plain `ri NAME` answers {r['ri']['answered']} of the {r['ri']['identifier_questions']} identifier questions: "
-        "`bundle install` generates no ri. Silence is the share of absent questions answered with nothing (the "
-        "evidence gate, below, applies to every arm). The largest default `--json` reply of any arm on these "
-        f"questions is {max(g['largest_reply_chars'] for _, g in ordered):,} characters (budget 12,000). The grep loop takes the question's "
+        "`bundle install` generates no ri. Silence is the share of absent questions answered with nothing; "
+        "\"answerable refused\" the share of answerable ones the evidence gate refused. The largest default `--json` "
+        f"reply on these questions is {largest:,} characters (budget 12,000). The grep loop takes the question's "
         "words minus those in over 10% of the indexed files, one substring search each, and ranks files by how many "
         "distinct words hit.",
         "",
-    ]
+    ]  # fmt: skip
     return lines
 
 
-def _refusal(r: dict) -> list[str]:
-    ungated = r["ungated"]
+def _evidence(e: dict) -> list[str]:
+    c, cv = e["chosen"], e["cross_validated_dev"]
+    cosine = f"nearest cosine ≥ {c['min_cosine']}" if c["min_cosine"] <= 1 else "no cosine bar"
     lines = [
-        "### Refusal bars (`benchmarks/refusal_bars.py`)",
+        "### Evidence gate (`benchmarks/evidence_bars.py`)",
         "",
-        f"Keyword arm, same bundle; what each pair of bars costs on the {r['questions']['known']} known-answer "
-        f"questions next to the silence it buys on the {r['questions']['absent']} absent ones (ungated: hit@1 "
-        f"{ungated['hit@1']:.3f}, MRR {ungated['mrr']:.3f}, silence {ungated['silence']:.3f}):",
+        f"The gate's bars, chosen on the dev questions only (asked verbatim through `query`, {e['model']}): of "
+        f"{len(e['grid']['min_coverage']) * len(e['grid']['min_concentration']) * len(e['grid']['min_cosine']) * len(e['grid']['zipf'])} "
+        f"sets of bars, the one with the most silence refusing at most {e['max_refused']:.0%} of the answerable "
+        f"questions. Chosen on all of dev: coverage ≥ {c['min_coverage']}, concentration ≥ {c['min_concentration']}, "
+        f"{cosine}, a missing word weighing 0 at Zipf frequency ≥ {c['common_zipf']} and fully at ≤ {c['rare_zipf']}. "
+        f"Fitted on {e['folds'] - 1} of {e['folds']} folds of dev and measured on the fold left out, the same rule "
+        f"refuses {cv['refused']:.3f} of the answerable questions with silence {cv['silence']:.3f}. Each cell is "
+        "**dev / test**:",
         "",
-        "| min coverage | min concentration | hit@1 | cost | MRR | silence |",
-        "|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in r["rows"]:
-        if row["min_coverage"] in (0.0, 0.85) and row["min_concentration"] in (0.0, 0.5, 0.6, 0.65, 0.7):
-            mark = " **(shipped)**" if row["shipped"] else ""
-            lines.append(
-                f"| {row['min_coverage']} | {row['min_concentration']}{mark} | {row['hit@1']:.3f} | "
-                f"{row['hit@1'] - ungated['hit@1']:+.3f} | {row['mrr']:.3f} | {row['silence']:.3f} |"
-            )
-    lines += [
-        "",
-        "The shipped pair is the one with the most silence at no cost in hit@1 on this ruler. Every known answer "
-        "ranked first holds at least 0.6 of its question's rarity in one chunk; it is fitted on these questions, "
-        "so expect some cost on questions phrased far from the docs (`--no-refusal` ranks anyway).",
-        "",
-    ]
-    return lines
+        "| arm | bars | hit@1 | answerable refused | silence on absent |",
+        "|---|---|---:|---:|---:|",
+    ]  # fmt: skip
+    for arm in ("query", "search"):
+        for name, by_split in e[arm].items():
+            d, t = by_split["dev"], by_split["test"]
+            lines.append(f"| `{arm}` | {name} | {d['hit@1']:.3f} / {t['hit@1']:.3f} | {d['refused']:.3f} / "
+                         f"{t['refused']:.3f} | {d['silence']:.3f} / {t['silence']:.3f} |")  # fmt: skip
+    return lines + [""]
 
 
 def _mcp(m: dict) -> list[str]:

@@ -101,7 +101,7 @@ def ranking() -> dict:
 
 
 def whole_process(runs: int) -> dict:
-    known, _ = ruler.load_questions("corpus")
+    known, _ = ruler.questions.load()
     command = [shutil.which("gemdoc") or sys.executable, *([] if shutil.which("gemdoc") else ["-m", "gemdoc"])]
     out = {}
     for label, env in (("hybrid", os.environ), ("keyword fallback", os.environ | {"GEMDOC_MODEL_DIR": "/nonexistent"})):

@@ -3,10 +3,10 @@ MCP server. Each call returns the reply as data; render.py turns it into text or
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gemdoc import hybrid, paths, project, store, uri
+from gemdoc import evidence, hybrid, paths, project, store, uri
 from gemdoc import show as shower
 from gemdoc import terms as q
 from gemdoc import search as searcher
@@ -16,6 +16,7 @@ from gemdoc.evidence import Evidence
 DEFAULT_MAX_CHARS = 12_000  # the whole reply; fits an agent's context with room to spare
 MAX_CHARS_BOUNDS = (500, 200_000)
 LIMIT_BOUNDS = (1, 100)
+SURROGATE = re.compile("[\ud800-\udfff]")  # not text: no encoder, JSON writer or terminal takes it
 
 
 @dataclass
@@ -50,6 +51,11 @@ class Reply:
     plan: searcher.Plan | None = None
     notes: list[str] = field(default_factory=list)
     explain: dict[int, dict] = field(default_factory=dict)
+    refused: bool = False  # the gate found no evidence and the caller let it refuse
+
+
+NEAREST = 3  # the rejected candidates a refusal names
+API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}|^[A-Z]\w+/[A-Z]\w+$")
 
 
 def open_bundle(root: Path) -> Bundle:
@@ -57,9 +63,40 @@ def open_bundle(root: Path) -> Bundle:
     return Bundle(conn, project.scope(conn, root), root)
 
 
+def only_gem(bundle: Bundle, name: str | None) -> Bundle:
+    """The bundle narrowed to one of its gems (``--gem``); ``None`` or empty keeps it whole."""
+    if not name:
+        return bundle
+    wanted = name.strip().lower()
+    ids = [i for (gem, _), (i, state) in bundle.scope.entries.items() if gem.lower() == wanted and state == "complete"]
+    if not ids:
+        import difflib  # only on this error path
+
+        names = sorted({g for g, _ in bundle.scope.entries})
+        near = [g for g in names if wanted in g.lower()] or difflib.get_close_matches(wanted, names, 3, 0.6)
+        hint = f" (did you mean {', '.join(near[:5])}?)" if near else ""
+        raise GemdocError(f"no gem {name!r} indexed in this bundle{hint}: name a gem as Gemfile.lock spells it")
+    narrowed = replace(bundle.scope, gems=ids)
+    return Bundle(bundle.conn, narrowed, bundle.root)
+
+
+def typed(question: str = "", api_names: list[str] | None = None, rephrasing: str = "", passage: str = "") -> str:
+    """One query from its separate parts, in the CLI's typed syntax: the verbatim question goes to
+    both arms, API names to the keyword arm (``lex:``), a rephrasing to the vector arm (``vec:``), a
+    hypothetical passage to the vector arm embedded as a document (``hyde:``)."""
+    lines = [question.strip()] if question and question.strip() else []
+    names = " ".join(n.strip() for n in api_names or [] if n and n.strip())
+    for kind, body in (("lex", names), ("vec", rephrasing), ("hyde", passage)):
+        if body and body.strip():
+            lines.append(f"{kind}: {' '.join(body.split())}")
+    if not lines:
+        raise GemdocError("empty query: give a question, API names, a rephrasing or a passage")
+    return "\n".join(lines)
+
+
 def clean(text: str) -> tuple[str, list[str]]:
     """The query as searched, and a note when it had to be cut."""
-    text = text.replace("\x00", " ").strip()
+    text = SURROGATE.sub("\ufffd", text.replace("\x00", " ")).strip()  # argv's undecodable bytes, a lone \ud800
     if not re.search(r"\w", text):
         raise UsageError("the query has no words to search for: ask a question or name an API, e.g. \"Hash#dig\"")
     if len(text) > q.MAX_QUERY_CHARS:
@@ -82,20 +119,72 @@ def cut(text: str, limit: int) -> str:
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
     notes += project.outside(bundle.scope, text)
-    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, options.refuse)
+    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, refuse=False)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
-    return _finish(Reply(text, "keyword", found.hits, arms, found.evidence, bundle, found.plan, notes), options)
+    judged = evidence.judge([(None, found.evidence)], named_apis(bundle, text), None)
+    return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
 def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vector_only: bool) -> Reply:
     text, notes = clean(text)
     notes += project.outside(bundle.scope, text)
     routed = f"vec: {text}" if vector_only else text
-    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, options.refuse)
-    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, reply.evidence, bundle, reply.plan, notes), options)
+    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, refuse=False)
+    parts = hybrid.parse(routed) or [(None, routed)]
+    judged = _judge_parts(bundle, parts, reply.evidence, embedder, matrix)
+    return _finish(Reply(text, reply.mode, reply.hits, reply.arms, judged, bundle, reply.plan, notes), options)
+
+
+def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix) -> Evidence:
+    """Each typed part judged on its own; the nearest chunk's cosine only when the words alone refuse."""
+    if len(parts) == 1:
+        lexical = [(parts[0][0], whole)]
+    else:
+        lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1, refuse=False).evidence)
+                   for kind, body in parts]  # fmt: skip
+    named = named_apis(bundle, " ".join(body for _, body in parts))
+    judged = evidence.judge(lexical, named, None)
+    if judged.refused and evidence.BARS.min_cosine <= 1 and embedder is not None and matrix is not None:
+        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix))
+    return judged
+
+
+def nearest_cosine(parts: list, embedder, matrix) -> float | None:
+    """The best cosine between any semantic part (untyped, ``vec:``, ``hyde:``) and a chunk of the bundle."""
+    best = None
+    for kind, body in parts:
+        if kind == "lex" or not len(matrix):
+            continue
+        query = embedder.embed_documents([body])[0] if kind == "hyde" else embedder.embed_query(body)
+        ranked = matrix.rank(query, 1)
+        if ranked:
+            best = max(best or -1.0, ranked[0][1])
+    return best
+
+
+def named_apis(bundle: Bundle, text: str) -> list[str]:
+    """The words of ``text`` that name an API (``Rack::Builder#map``, ``WhereChain``, ``where_not``,
+    ``Style/StringLiterals``) the bundle documents under that name: evidence by themselves."""
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    found = []
+    for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):
+        ident = q.identifier(word.replace("/", "::")) if API_WORD.search(word) else None
+        if ident and _documented(bundle.conn, ident, scope):
+            found.append(word)
+    return found
+
+
+def _documented(conn: sqlite3.Connection, ident: q.Identifier, scope: searcher.Scope) -> bool:
+    suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
+    rows = conn.execute("SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name])
+    return any(r in scope and (t in ident.full_names or t.endswith(suffixes)) for r, t in rows)
 
 
 def _finish(reply: Reply, options: Options) -> Reply:
+    reply.refused = options.refuse and reply.evidence.refused
+    if reply.refused:
+        reply.evidence.nearest = [f"{h.gem} {h.version} {h.title}" for h in reply.hits[:NEAREST]]
+        reply.hits, reply.arms = [], {}
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
     if options.explain and reply.hits and reply.plan:
@@ -120,7 +209,7 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
         return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
-        raise UsageError(f"nothing at {address_text}: no such chunk in {address.gem} {address.version}")
+        raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")
     if address.path is None or line is None:
-        raise GemdocError(f"{address_text} has no source line: gemdoc found no Ruby definition for it")
+        raise GemdocError(f"{uri.shorten(address_text)} has no source line: gemdoc found no Ruby definition for it")
     return shower.source_lines(conn, address, entry, line, context)

@@ -1,6 +1,7 @@
 """The command line: a thin shell over the library (indexer, search, status)."""
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -31,6 +32,14 @@ class Gemdoc(click.Group):
         except GemdocError as exc:
             click.echo(f"gemdoc: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except sqlite3.DatabaseError as exc:
+            from gemdoc import damage, paths
+
+            problem = damage.explain(paths.store_path(), exc)
+            if problem is None:
+                raise
+            click.echo(f"gemdoc: {problem}", err=True)
+            sys.exit(problem.exit_code)
         except KeyboardInterrupt:
             click.echo("gemdoc: interrupted; finished gems are stored, run the command again to finish", err=True)
             sys.exit(130)
@@ -88,7 +97,7 @@ def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=F
 
     progress = None if quiet else _progress_printer()
     report = indexer.index_project(project, scope, all_languages, jobs, dry_run, force, progress, rebuild)
-    for line in report.malformed:
+    for line in report.malformed + ([report.repaired] if report.repaired else []):
         click.echo(f"gemdoc: {line}", err=True)
     click.echo(_summary(report))
     if any(o.outcome == "failed" for o in report.outcomes):
@@ -134,6 +143,7 @@ RESULTS = [
     click.option("--max-chars", type=click.IntRange(500, 200_000, clamp=True), default=12_000, show_default=True,
                  help="Character budget for the whole reply; results past it are counted, not printed."),
     click.option("--no-refusal", is_flag=True, help="Rank even when the bundle shows no evidence for the question."),
+    click.option("--gem", "gem", metavar="NAME", default=None, help="Search only this gem of the bundle."),
 ]  # fmt: skip
 
 
@@ -143,14 +153,14 @@ def results_options(command):
     return command
 
 
-def _bundle(project_dir):
-    """This project's bundle, warning on stderr when the index is stale."""
+def _bundle(project_dir, gem: str | None = None):
+    """This project's bundle (or its one gem ``gem``), warning on stderr when the index is stale."""
     from gemdoc import ask
 
     bundle = ask.open_bundle(_project(project_dir))
     if bundle.scope.stale:
         click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    return bundle
+    return ask.only_gem(bundle, gem)
 
 
 def _options(limit, explain, min_score, max_chars, no_refusal):
@@ -167,7 +177,7 @@ def _print(reply, options, as_json: bool, as_files: bool) -> None:
     elif as_files:
         if reply.hits:
             click.echo(render.results_files(reply))
-        elif reply.evidence is not None and reply.evidence.refused:
+        elif reply.refused:
             click.echo(render.refusal_text(reply), err=True)  # stdout stays a list of files
     else:
         click.echo(render.results_text(reply, options))
@@ -175,12 +185,12 @@ def _print(reply, options, as_json: bool, as_files: bool) -> None:
 
 @main.command()
 @results_options
-def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
+def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Keyword search in this bundle's documentation (no model, no network)."""
     from gemdoc import ask
 
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _print(ask.keyword(_bundle(project_dir), " ".join(query), options), options, as_json, as_files)
+    _print(ask.keyword(_bundle(project_dir, gem), " ".join(query), options), options, as_json, as_files)
 
 
 @main.command()
@@ -238,25 +248,27 @@ def _vector_arm(bundle, required: bool):
 
 @main.command()
 @results_options
-def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
+def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Vector search only; needs `gemdoc embed` first, never downloads."""
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=True)
+    _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=True)
 
 
 @main.command()
 @results_options
-def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal) -> None:
-    """Hybrid search: keyword and vector arms fused (lex:, vec:, hyde: route one arm)."""
+def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
+    """Hybrid search: keyword and vector arms fused. Typed parts route one arm: `lex:` API names
+    (keyword arm), `vec:` the question in the docs' words, `hyde:` a passage that would answer it
+    (vector arm); untyped text, the question as asked, goes to both."""
     options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _semantic(" ".join(query), project_dir, options, as_json, as_files, vector_only=False)
+    _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=False)
 
 
-def _semantic(text: str, project_dir, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
+def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: bool, vector_only: bool) -> None:
     from gemdoc import ask
 
     ask.clean(text)  # a usage error (a query without words) comes before any model or vector
-    bundle = _bundle(project_dir)
+    bundle = _bundle(project_dir, gem)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:

@@ -1,20 +1,41 @@
-"""Does the bundle hold evidence for a question at all? Decided before ranking, as two ratios
-inside the query, never as a threshold on a score (scores change scale with the ranker).
+"""Does the bundle hold evidence for a question at all? Decided from the question's words and the
+store's statistics, never from a threshold on a ranking score (scores change scale with the ranker).
 
-- coverage: the share of the question's distinctive terms (not stopwords, not used by the
-  store everywhere) that occur in the bundle at all;
-- concentration: the share of the question's rarity (idf over its distinctive terms, a
-  missing term counting as the rarest) that lands in one chunk.
+Each typed part of a query (``lex:``, ``vec:``, ``hyde:``, or the untyped text) is judged on its own,
+and the question has evidence when any part has:
 
-A question below either bar gets no results and a diagnosis saying why and what to do.
-An API named exactly (``Rack::Utils.parse_nested_query``) is evidence by itself. The bars
-were fitted on the benchmark ruler (benchmarks/refusal_bars.py).
+- an API named in the part (``Rack::Builder#map``, ``WhereChain``, ``Style/StringLiterals``) that the
+  bundle documents is evidence by itself;
+- coverage: the share of the part's distinctive terms (not stopwords, not used by the store
+  everywhere) that occur in the bundle, where a missing term weighs by how rare it is in general
+  English (data/word_frequencies.txt): a missing "tomorrow" or "payments" says little, a missing
+  "graphql" says the subject is not here;
+- concentration: the share of the part's rarity (idf; a missing term as the rarest, weighed as above)
+  that one chunk holds;
+- where vectors exist, the cosine of the nearest chunk to the part's text (``min_cosine``).
+
+A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
+candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions
+and confirmed on its test questions (benchmarks/evidence_bars.py).
 """
 
+import functools
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-MIN_COVERAGE = 0.85
-MIN_CONCENTRATION = 0.6
+WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
+
+
+@dataclass(frozen=True)
+class Bars:
+    min_coverage: float
+    min_concentration: float
+    min_cosine: float  # above 1: vectors never count
+    common_zipf: float  # a missing word at least this common in English weighs nothing...
+    rare_zipf: float  # ...one this rare or rarer weighs fully, linearly in between
+
+
+BARS = Bars(min_coverage=0.85, min_concentration=0.6, min_cosine=1.01, common_zipf=9.0, rare_zipf=8.9)
 
 HINTS = {
     "no_query_term_in_index": "No word of the question occurs in this bundle's documentation: ask with the words "
@@ -28,15 +49,46 @@ HINTS = {
 }
 
 
+@functools.cache
+def _frequencies() -> str:
+    return "\n" + WORD_FREQUENCIES.read_text()
+
+
+@functools.lru_cache(maxsize=4096)
+def zipf(word: str) -> float:
+    """How common ``word`` is in general English (log10 per billion words); 0 when not listed."""
+    text = _frequencies()
+    for pattern in (f" {word} ", f" {word}\n"):
+        at = text.find(pattern)
+        if at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            return float(text[start : text.index(" ", start)])
+    return 0.0
+
+
+def weight(term: str, bars: Bars) -> float:
+    """How much a term the bundle lacks counts against the question: 1 for a rare (technical) word."""
+    span = bars.common_zipf - bars.rare_zipf
+    return min(1.0, max(0.0, (bars.common_zipf - zipf(term)) / span)) if span > 0 else 1.0
+
+
 @dataclass
 class Evidence:
     distinctive: list[str] = field(default_factory=list)
     matched: list[str] = field(default_factory=list)
     ubiquitous: list[str] = field(default_factory=list)
+    rarity: dict[str, float] = field(default_factory=dict)  # each distinctive term's idf
+    held: float = 0.0  # the most rarity of the distinctive terms one chunk holds
     coverage: float = 0.0
     concentration: float = 0.0
     exact: bool = False  # an API named exactly in the question exists in the bundle
+    any_in_bundle: bool = False
+    named: list[str] = field(default_factory=list)  # APIs named in some part that the bundle documents
+    cosine: float | None = None  # the nearest chunk's cosine, when vectors exist
+    parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
+    nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
     reason: str | None = None
+    bars: Bars = BARS
 
     @property
     def refused(self) -> bool:
@@ -45,9 +97,13 @@ class Evidence:
     def diagnosis(self) -> dict:
         """The machine-readable account of a refusal (also useful when answering)."""
         data = asdict(self)
+        for key in ("rarity", "held", "any_in_bundle", "bars"):
+            data.pop(key)
         data["coverage"] = round(self.coverage, 4)
         data["concentration"] = round(self.concentration, 4)
-        data |= {"min_coverage": MIN_COVERAGE, "min_concentration": MIN_CONCENTRATION}
+        data["cosine"] = None if self.cosine is None else round(self.cosine, 4)
+        data |= {"min_coverage": self.bars.min_coverage, "min_concentration": self.bars.min_concentration}
+        data |= {"min_cosine": self.bars.min_cosine if self.bars.min_cosine <= 1 else None}
         data["hint"] = HINTS.get(self.reason) if self.reason else None
         return data
 
@@ -59,23 +115,58 @@ def assess(
     in_bundle: set[str],
     best_share: float,
     exact: bool,
+    bars: Bars = BARS,
 ) -> Evidence:
-    """``rarity`` weighs every term (a term absent from the store as the rarest); ``in_bundle``
-    holds the terms with a chunk in the bundle; ``best_share`` is the largest rarity any one
-    chunk holds, as a share of the distinctive terms' total."""
+    """One part's evidence. ``rarity`` weighs every term (a term absent from the store as the rarest);
+    ``in_bundle`` holds the terms with a chunk in the bundle; ``best_share`` is the largest rarity any
+    one chunk holds, as a share of the distinctive terms' total."""
     distinctive = [t for t in terms if t not in ubiquitous]
-    matched = [t for t in distinctive if t in in_bundle]
-    found = Evidence(distinctive, matched, [t for t in terms if t in ubiquitous], exact=exact)
-    found.coverage = len(matched) / len(distinctive) if distinctive else 0.0
-    found.concentration = best_share if distinctive else 0.0
-    if exact:
+    found = Evidence(
+        distinctive,
+        [t for t in distinctive if t in in_bundle],
+        [t for t in terms if t in ubiquitous],
+        {t: rarity[t] for t in distinctive},
+        best_share * sum(rarity[t] for t in distinctive),
+        exact=exact,
+        any_in_bundle=any(t in in_bundle for t in terms),
+    )
+    return decide(found, bars)
+
+
+def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
+    """Weigh one part's terms under ``bars`` and say whether (and why not) it is evidence."""
+    missing = [t for t in found.distinctive if t not in found.matched]
+    against = {t: weight(t, bars) for t in missing}
+    present = sum(found.rarity[t] for t in found.matched)
+    found.coverage = len(found.matched) / (len(found.matched) + sum(against.values())) if found.matched else 0.0
+    total = present + sum(found.rarity[t] * against[t] for t in missing)
+    found.concentration = min(1.0, found.held / total) if total else 0.0
+    found.bars, found.reason = bars, None
+    if found.exact:
         return found
-    if not any(t in in_bundle for t in terms):
+    if not found.any_in_bundle:
         found.reason = "no_query_term_in_index"
-    elif not matched:
+    elif not found.matched:
         found.reason = "only_ubiquitous_terms_matched"
-    elif found.coverage < MIN_COVERAGE:
+    elif found.coverage < bars.min_coverage:
         found.reason = "too_little_of_the_query_matched"
-    elif found.concentration < MIN_CONCENTRATION:
+    elif found.concentration < bars.min_concentration:
         found.reason = "matched_terms_are_scattered"
     return found
+
+
+def judge(
+    parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS
+) -> Evidence:
+    """The question's evidence from its typed parts (kind, that part's evidence): any part with
+    evidence, an API named that the bundle documents, or a near enough chunk is enough."""
+    judged = [(kind, decide(ev, bars)) for kind, ev in parts]
+    passing = [ev for _, ev in judged if not ev.refused]
+    best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
+    best.named, best.cosine = named, cosine
+    if len(judged) > 1:
+        best.parts = [{"part": kind or "text", "reason": ev.reason, "coverage": round(ev.coverage, 4),
+                       "concentration": round(ev.concentration, 4)} for kind, ev in judged]  # fmt: skip
+    if named or (cosine is not None and cosine >= bars.min_cosine):
+        best.reason = None
+    return best

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
 from gemdoc.project import select_gems
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
@@ -57,11 +57,19 @@ class IndexReport:
     outcomes: list[GemOutcome] = field(default_factory=list)
     seconds: float = 0.0
     discarded: str | None = None  # why reindex threw the old store away
+    repaired: str | None = None  # where reindex moved a damaged store
     malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
     absent: int = 0  # on an unchanged lockfile: locked gems still not installed
 
     def count(self, outcome: str) -> int:
         return sum(1 for o in self.outcomes if o.outcome == outcome)
+
+    @property
+    def complete(self) -> bool:
+        """Every gem settled: stored, known to have nothing to document, failed on this exact source, or not
+        installed (recorded apart, see _absent). A failure with no entry, such as the ri cache removed
+        mid-run, settles nothing, so the next `index` redoes it."""
+        return not any(o.outcome == "failed" and o.entry is None for o in self.outcomes)
 
 
 @dataclass
@@ -111,7 +119,8 @@ def index_project(
     located = found.gems if found else []
     with contextlib.nullcontext() if dry_run else writer_lock():
         if rebuild:
-            report.discarded = store.unreadable_reason(paths.store_path())
+            report.repaired = damage.repair(paths.store_path(), dry_run)
+            report.discarded = None if report.repaired else store.unreadable_reason(paths.store_path())
             if report.discarded and not dry_run:
                 store.discard(paths.store_path())
         for gem in (g for g in gems if g.name in settled):
@@ -121,7 +130,7 @@ def index_project(
             wanted = [(g.name, g.version) for g in gems]
             entries = [o.entry for o in report.outcomes if o.entry is not None]
             absent = _absent(project, located, found.roots if found else [])
-            _record(project, lock, saved, scope, langs, wanted, entries, absent)
+            _record(project, lock, saved, scope, langs, wanted, entries, absent, report.complete)
     report.seconds = time.monotonic() - start
     return report
 
@@ -202,7 +211,7 @@ def changed_copies(project: Path, langs: bool) -> list[str]:
 
 def writer_lock():
     """Held by every writer of the store (index, reindex, embed), so they never interleave."""
-    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    damage.check_writable(paths.store_path())
     return _Locked(FileLock(str(paths.lock_path()), timeout=LOCK_TIMEOUT))
 
 
@@ -340,6 +349,8 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
     except ShimError as exc:
         entry = writer.mark(dataclasses.replace(record, state="failed", error=str(exc)))
         return GemOutcome(gem.name, gem.version, "failed", str(exc), entry=entry)
+    except ri.CacheVanished as exc:  # not the gem's fault: not marked, so the next run redoes it
+        return GemOutcome(gem.name, gem.version, "failed", str(exc))
     docs = prepared.docs
     if not prepared.chunks:
         entry = writer.mark(dataclasses.replace(record, state="skipped", error="no documentation"))
@@ -372,18 +383,20 @@ def _registry_entries(project: Path, gems: list[lockfile.LockedGem]) -> dict[str
 
 
 def _record(
-    project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, wanted, entries, absent: dict | None
+    project: Path, lock, saved: manifest.Manifest, scope: str, langs: bool, wanted, entries, absent: dict | None,
+    complete: bool,
 ) -> None:
     """The project's entries, and the gems it lacks with where they would appear: every gem is
     settled (stored, nothing to document, failed on this source, or not installed), so the next
     `index` is a no-op until the lockfile or the installed gems change."""
     writer = Writer(paths.store_path())
     try:
-        writer.record_project(str(project), lock.sha256, scope, wanted, entries, True, EXTRACTOR_VERSION)
+        writer.record_project(str(project), lock.sha256, scope, wanted, entries, complete, EXTRACTOR_VERSION)
         with writer.db.conn:
             writer.db.execute("DELETE FROM meta WHERE key = ?", [ABSENT_KEY + str(project)])
             if absent:
-                writer.db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", [ABSENT_KEY + str(project), json.dumps(absent)])
+                row = [ABSENT_KEY + str(project), json.dumps(absent)]
+                writer.db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", row)
     finally:
         writer.close()
     manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))

@@ -21,6 +21,9 @@ GEM_VERSION = re.compile(r"\A[0-9]+(\.[0-9A-Za-z]+)*\Z")
 PLATFORM = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 REVISION = re.compile(r"\A[0-9a-f]{7,40}\Z")
 MAX_BYTES = 8 * 1024 * 1024
+SECTION = re.compile(r"\A[A-Z][A-Z ]*[A-Z]\Z")  # GEM, PATH, PLATFORMS, BUNDLED WITH, ...
+KEY = re.compile(r"\A[a-z_]+\Z")  # a source's own settings: remote, revision, branch, specs, ...
+CONFLICT = re.compile(r"\A(<{7}|={7}|>{7}|\|{7})(\s|\Z)")  # git's merge-conflict markers
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,11 @@ def parse(text: str, path: Path = Path("Gemfile.lock")) -> Lockfile:
     lock = Lockfile(path=path, sha256="")
     section: str | None = None
     source: dict[str, str | None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):  # BOM, CRLF
         if not line.strip():
             continue
         if not line.startswith(" "):
-            section = line.strip()
+            section = _section(line, number, path)
             source = {"type": SOURCE_SECTIONS.get(section), "remote": None, "revision": None}
             continue
         if section is None:
@@ -117,13 +120,26 @@ def parse(text: str, path: Path = Path("Gemfile.lock")) -> Lockfile:
     return lock
 
 
+def _section(line: str, number: int, path: Path) -> str:
+    """A section header; anything else at the start of a line is an error naming its line."""
+    if CONFLICT.match(line):
+        raise LockfileError(
+            f"{path}:{number}: merge conflict marker {line[:40]!r}; resolve the conflict, then run `bundle lock`"
+        )
+    if not SECTION.match(line.rstrip()):
+        raise LockfileError(f"{path}:{number}: unreadable line {line[:80]!r}; regenerate it with `bundle lock`")
+    return line.rstrip()
+
+
 def _parse_line(lock: Lockfile, section: str, source: dict, line: str, number: int) -> None:
     if section in SOURCE_SECTIONS:
         _parse_source_line(lock, source, line, number)
     elif section == "DEPENDENCIES":
         match = DEP_LINE.match(line)
         if not match:
-            raise LockfileError(f"{lock.path}:{number}: unreadable dependency {line.strip()!r}; regenerate with `bundle lock`")
+            raise LockfileError(
+                f"{lock.path}:{number}: unreadable dependency {line.strip()[:80]!r}; regenerate with `bundle lock`"
+            )
         lock.direct.append(match["name"])
     elif section == "BUNDLED WITH":
         lock.bundled_with = line.strip()
@@ -153,7 +169,9 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         match = SPEC_LINE.match(line)
         version = VERSION.match(match["version"]) if match else None
         if not match or not version:
-            raise LockfileError(f"{lock.path}:{number}: unreadable spec {stripped!r}; regenerate with `bundle lock`")
+            raise LockfileError(
+                f"{lock.path}:{number}: unreadable spec {stripped[:80]!r}; regenerate with `bundle lock`"
+            )
         gem = LockedGem(
             name=match["name"],
             version=version["version"],
@@ -170,6 +188,10 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
         else:
             lock.gems.append(gem)
         return
-    key, _, value = stripped.partition(":")
+    key, colon, value = stripped.partition(":")
+    if not colon or not KEY.match(key) or line.startswith("   "):
+        raise LockfileError(
+            f"{lock.path}:{number}: unreadable line {stripped[:80]!r}; regenerate it with `bundle lock`"
+        )
     if key in ("remote", "revision"):
         source[key] = value.strip()

@@ -49,8 +49,8 @@ def reply_data(reply: Reply, options: Options) -> dict:
         "mode": reply.mode,
         "gems_in_scope": len(reply.bundle.scope.gems),
         "stale": reply.bundle.scope.stale,
-        "refused": bool(evidence and evidence.refused),
-        "diagnosis": evidence.diagnosis() if evidence and (evidence.refused or options.explain) else None,
+        "refused": reply.refused,
+        "diagnosis": evidence.diagnosis() if evidence and (reply.refused or options.explain) else None,
         "notes": reply.notes,
         "results": [],
         "omitted_for_budget": 0,
@@ -75,7 +75,7 @@ def _fit(data: dict, items: list[dict], budget: int) -> None:
         data["results"].append(item)
         if len(_dumps(data)) <= budget:
             continue
-        if index == 0:  # the first result is cut to fit rather than left out
+        if index == 0:  # the first result is cut to fit rather than left out, as in text mode
             item["text_truncated"] = True
             over = len(_dumps(data)) - budget
             if len(item["text"]) > over:
@@ -95,7 +95,7 @@ def results_files(reply: Reply) -> str:
 
 
 def results_text(reply: Reply, options: Options) -> str:
-    if reply.evidence is not None and reply.evidence.refused:
+    if reply.refused:
         return "\n".join(reply.notes + [refusal_text(reply)])
     if not reply.hits:
         return "\n".join(reply.notes + [f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"])
@@ -117,7 +117,11 @@ def refusal_text(reply: Reply) -> str:
         f"  distinctive terms: {', '.join(d['distinctive']) or '(none)'} · matched: {', '.join(d['matched']) or '(none)'}"
         + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else ""),
         f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
-        f"(bar {d['min_concentration']})",
+        f"(bar {d['min_concentration']})"
+        + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else ""),
+        *[f"  part {p['part']}: {p['reason'] or 'evidence'} · coverage {p['coverage']:.2f} · concentration "
+          f"{p['concentration']:.2f}" for p in d["parts"]],
+        f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",
         f"  {d['hint']}",
     ])  # fmt: skip
 

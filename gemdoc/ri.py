@@ -18,17 +18,23 @@ from pathlib import Path
 
 from gemdoc import files, paths, shim, symbols
 from gemdoc.chunk import Chunk
-from gemdoc.errors import GemdocError
+from gemdoc.errors import GemdocError, ShimError
 from gemdoc.locations import GemLocation
 
 EXTRACT_TIMEOUT = 600.0
 EXTRACT_FILE = "extract.json"
+ATTEMPTS = 3  # of reading or generating a gem's cache entry while something removes the cache
 API_DIRS = ("lib", "ext")
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
 
 
 class SkipGem(GemdocError):
     """The gem has nothing RDoc can document."""
+
+
+class CacheVanished(GemdocError):
+    """The ri cache was removed (``rm -rf``, `gemdoc gc` elsewhere) while a gem's entry was being
+    written or read: no fault of the gem, so it is retried and never remembered as its failure."""
 
 
 @dataclass
@@ -72,23 +78,47 @@ def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT
     if location.ri_dir:
         return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)
-    if (cached / EXTRACT_FILE).is_file():
+    for _ in range(ATTEMPTS):
+        try:
+            return _cached_or_generated(location, src, cached, timeout)
+        except CacheVanished:
+            continue
+    raise CacheVanished(
+        f"the ri cache {paths.ri_cache_dir()} was removed {ATTEMPTS} times while gemdoc wrote to it; "
+        "run `gemdoc index` again"
+    )
+
+
+def _cached_or_generated(location: GemLocation, src: list[str], cached: Path, timeout: float) -> ApiDocs:
+    """The cache entry's docs; a missing or damaged entry (removed, cut short) is generated again."""
+    try:
         return _docs(json.loads((cached / EXTRACT_FILE).read_text()), "cached")
-    return _docs(_generate(location, src, cached, timeout), "generated")
+    except (OSError, ValueError, KeyError, TypeError):
+        return _docs(_generate(location, src, cached, timeout), "generated")
 
 
 def _generate(location: GemLocation, src: list[str], target: Path, timeout: float) -> dict:
     """RDoc into a scratch directory; the ri store and what was read from it are renamed into
     the cache together, so a cache entry is complete or absent, never half-written."""
     scratch_root = target.parent / ".tmp"  # same filesystem as the cache: the rename is atomic
-    scratch_root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{target.name}-", dir=scratch_root))
     try:
-        answer = _run(location, src, {"generate_into": str(scratch / "ri")}, timeout)
+        scratch_root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{target.name}-", dir=scratch_root))
+    except FileNotFoundError as exc:  # the cache went between the two calls
+        raise CacheVanished(str(exc)) from exc
+    try:
+        try:
+            answer = _run(location, src, {"generate_into": str(scratch / "ri")}, timeout)
+        except ShimError as exc:
+            if not scratch.is_dir():  # RDoc failed because its output directory went, not because of the gem
+                raise CacheVanished(str(exc)) from exc
+            raise
         (scratch / EXTRACT_FILE).write_text(json.dumps(answer))
-        shutil.rmtree(target, ignore_errors=True)  # an entry from an older gemdoc, without extract.json
+        shutil.rmtree(target, ignore_errors=True)  # a damaged entry, or one from an older gemdoc
         os.rename(scratch, target)
         return answer
+    except FileNotFoundError as exc:
+        raise CacheVanished(str(exc)) from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

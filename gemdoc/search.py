@@ -18,7 +18,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
 - two priors on the candidates: an ri entry without a comment (a bare signature) counts
   DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
-  (a change note rarely answers how to do something);
+  or an upgrade (a change note rarely answers how to do something); for an upgrade question
+  ("since upgrading...") the notes of the locked version count LOCKED_RELEASE_FACTOR;
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
@@ -28,6 +29,7 @@ contiguous), checked in Python: cheaper than any filter inside MATCH.
 import bisect
 import heapq
 import math
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -47,6 +49,12 @@ NAME_BONUS = 2.0
 NAMED_FACTOR = 5.0
 DOCLESS_PRIOR = 0.7
 CHANGELOG_PRIOR = 0.5
+LOCKED_RELEASE_FACTOR = 3.0  # "since upgrading...": the change notes of the version this bundle locks
+UPGRADE = re.compile(
+    r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I
+)
+NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
+  # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
@@ -80,6 +88,7 @@ class Plan:
     idf: dict[str, float]  # every term the store holds; an absent term is not here
     absent_idf: float  # the rarity of a term the store does not hold
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
+    gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
 
 
 class Scope:
@@ -88,12 +97,13 @@ class Scope:
     def __init__(self, conn: sqlite3.Connection, gems: list[int]):
         wanted = set(gems)
         rows = conn.execute(
-            "SELECT id, first_id, last_id, chunks FROM gems WHERE state = 'complete'"
+            "SELECT id, first_id, last_id, chunks, name FROM gems WHERE state = 'complete'"
         ).fetchall()
-        self.ranges = sorted((f, l) for i, f, l, _ in rows if i in wanted and f is not None)
+        self.ranges = sorted((f, l) for i, f, l, _, _ in rows if i in wanted and f is not None)
         self.starts = [f for f, _ in self.ranges]
         self.everything = len(self.ranges) == sum(1 for r in rows if r[1] is not None)
         self.store_chunks = sum(r[3] or 0 for r in rows) or 1  # rarity is taken from the whole store
+        self.names = sorted({r[4] for r in rows if r[0] in wanted})
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -190,6 +200,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     if not scope:
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
+    p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
@@ -201,18 +212,44 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     phrases = q.versions(text)
     _boost_versions(conn, phrases, scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))
-    hits = _with_priors(fetch(conn, best, scores, matched), versions_asked=bool(phrases))
+    release = LOCKED_RELEASE_FACTOR != 1.0 and bool(UPGRADE.search(text))
+    hits = _with_priors(fetch(conn, best, scores, matched), bool(phrases) or release, p, release)
     return Found(best_per_citation(hits)[:limit], found, p)
 
 
-def _with_priors(hits: list[Hit], versions_asked: bool) -> list[Hit]:
-    """Documentation answers better than a bare signature, and docs better than change notes."""
+def gems_named(text: str, names: list[str]) -> set[str]:
+    """The gems of the bundle a question names: by full name (``Sidekiq``, ``rack-test``, ``Active
+    Record``), or by the first part of a family's names (``kaminari`` for kaminari-core and
+    kaminari-activerecord) when two or more gems of the bundle share it."""
+    words = q.TERM.findall(text[: q.MAX_QUERY_CHARS].lower())
+    said = set(words) | {"".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1)}
+    first = [re.split(r"[-_]", n)[0] for n in names]
+    families = {f for f in first if first.count(f) > 1}
+    return {n for n, f in zip(names, first) if re.sub(r"[-_]", "", n) in said or (f in families and f in said)}
+
+
+def gem_prior(p: Plan, gem: str) -> float:
+    return NAMED_GEM_FACTOR if gem in p.gems else 1.0
+
+
+def _with_priors(hits: list[Hit], versions_asked: bool, p: Plan, release: bool) -> list[Hit]:
+    """Documentation answers better than a bare signature, docs better than change notes, a gem
+    the question names better than the rest, and for a question about an upgrade (``release``)
+    the notes of the locked version better than any other."""
     for hit in hits:
+        hit.score *= gem_prior(p, hit.gem)
+        if release and hit.source_type != "ri" and _locked_release(hit):
+            hit.score *= LOCKED_RELEASE_FACTOR
         if hit.source_type == "ri" and not hit.body:
             hit.score *= DOCLESS_PRIOR
         elif hit.source_type == "changelog" and not versions_asked:
             hit.score *= CHANGELOG_PRIOR
     return sorted(hits, key=lambda h: (-h.score, h.id))
+
+
+def _locked_release(hit: Hit) -> bool:
+    """A heading naming the very version of the gem this bundle locks (``5.15.0``, ``3.2.5 - 2021-04-05``)."""
+    return re.search(rf"(?<![\w.]){re.escape(hit.version)}(?![\w]|\.\d)", hit.heading) is not None
 
 
 def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evidence.Evidence:

@@ -23,7 +23,7 @@ def gather(start: Path) -> dict:
         conn = store.connect(paths.store_path())
     except GemdocError as exc:
         info["store_error"] = str(exc)
-        info["next"] = "gemdoc reindex" if "schema" in str(exc) else "gemdoc index"
+        info["next"] = "gemdoc reindex" if "reindex" in str(exc) else "gemdoc index"
         return info
     with conn:
         _store_facts(conn, info)

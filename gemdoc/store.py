@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gemdoc import __version__
+from gemdoc import __version__, damage
 from gemdoc.chunk import Chunk
 from gemdoc.errors import StoreError
 
@@ -76,7 +76,15 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    found = read_meta(conn).get("schema_version")
+    """Raise StoreError naming what is wrong: a damaged or unreadable file (see damage.py), or
+    another schema (an empty file or one without gemdoc's tables is "unknown")."""
+    try:
+        found = dict(conn.execute("SELECT key, value FROM meta").fetchall()).get("schema_version")
+    except sqlite3.DatabaseError as exc:
+        found = None
+        problem = damage.explain(path, exc)
+        if problem:
+            raise problem from exc
     if found != str(SCHEMA_VERSION):
         raise StoreError(
             f"the store at {path} has schema {found or 'unknown'}, this gemdoc needs {SCHEMA_VERSION}: "

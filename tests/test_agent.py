@@ -166,11 +166,13 @@ async def _mcp_session(project: Path) -> dict:
             out["tools"] = {t.name for t in (await session.list_tools()).tools}
 
             async def call(name, **args):
-                return json.loads((await session.call_tool(name, args)).content[0].text)
+                result = await session.call_tool(name, args)
+                text = result.content[0].text
+                return {"error": text} if result.is_error else json.loads(text)
 
             out["search"] = await call("search", query="retry up to a number of attempts", n=3)
-            out["query"] = await call("query", query="retry up to a number of attempts", n=3)
-            out["refused"] = await call("query", query=ABSENT)
+            out["query"] = await call("query", question="retry up to a number of attempts", n=3)
+            out["refused"] = await call("query", question=ABSENT)
             out["show"] = await call("show", uri=out["search"]["results"][0]["uri"])
             out["status"] = await call("status")
             out["hostile"] = [

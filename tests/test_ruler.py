@@ -1,6 +1,9 @@
-"""The ruler's questions are sound: well-formed, spread over enough gems, and every accepted
-answer exists in the benchmark bundle (which this test builds, or reuses, under benchmarks/.work)."""
+"""The ruler's questions are sound: well-formed, numerous, split once into dev and test by a rule that
+never moves a question, and every accepted answer exists in the benchmark bundle (which the slow test
+builds, or reuses, under benchmarks/.work). The agent arm's forms are refused when SKILL.md changed."""
 
+import hashlib
+import shutil
 import sys
 from pathlib import Path
 
@@ -9,20 +12,54 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import agent_forms  # noqa: E402
 import common  # noqa: E402
+import questions  # noqa: E402
 import ruler  # noqa: E402
 
 from gemdoc import paths, project, store  # noqa: E402
 
-KNOWN, ABSENT = ruler.load_questions("corpus")
+KNOWN, ABSENT = questions.load()
+FIXTURE = ROOT / "tests" / "fixtures" / "agent_forms"
 
 
 def test_question_set_shape():
-    assert len(KNOWN) >= 80 and len(ABSENT) >= 30
-    assert len({q["gem"] for q in KNOWN}) >= 12
-    assert {q["kind"] for q in KNOWN} == set(ruler.KINDS)
+    shares = questions.shares(KNOWN, ABSENT)
+    assert shares["answerable"] >= 250 and shares["absent"] >= 80
+    assert shares["users_words"] >= 0.5 and shares["version"] >= 0.05
+    assert len({q["gem"] for q in KNOWN}) >= 30
+    assert {q["kind"] for q in KNOWN} == set(questions.KINDS)
+    assert {q["style"] for q in KNOWN + ABSENT} <= set(ruler.STYLES)
     assert all(q["answers"] and q["q"].strip() for q in KNOWN)
-    assert len({q["q"] for q in KNOWN}) == len(KNOWN) and len(set(ABSENT)) == len(ABSENT)
+    assert all(q["q"].strip() and "answers" not in q for q in ABSENT)
+    ids = [q["id"] for q in KNOWN + ABSENT]
+    assert len(set(ids)) == len(ids)
+    assert len({q["q"] for q in KNOWN + ABSENT}) == len(ids)
+
+
+def test_users_words_name_their_source():
+    assert all(q.get("source") for q in KNOWN + ABSENT if q["style"] == "user")
+
+
+def test_split_is_a_rule_of_the_id_about_sixty_forty_in_each_stratum():
+    for group in (KNOWN, ABSENT):
+        dev = sum(q["split"] == "dev" for q in group) / len(group)
+        assert 0.53 <= dev <= 0.67
+    digest = hashlib.sha256(f"{questions.SPLIT_SEED}:core-001".encode()).digest()
+    assert questions.split_of("core-001") == ("dev" if int.from_bytes(digest, "big") < 0.6 * 2**256 else "test")
+    assert [q["id"] for q in questions.load("dev")[0]] == [q["id"] for q in KNOWN if q["split"] == "dev"]
+
+
+def test_adding_questions_moves_none(tmp_path, monkeypatch):
+    for path in questions.DIR.glob("*.yaml"):
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "zz.yaml").write_text(
+        "- {id: zz-001, gem: rake, kind: howto, style: terse, q: a new question, answers: [Rake::Task]}\n"
+    )
+    monkeypatch.setattr(questions, "DIR", tmp_path)
+    grown, _ = questions.load()
+    before = {q["id"]: q["split"] for q in KNOWN}
+    assert {q["id"]: q["split"] for q in grown if q["id"] in before} == before and len(grown) == len(KNOWN) + 1
 
 
 def test_howto_questions_do_not_name_their_answer():
@@ -32,17 +69,62 @@ def test_howto_questions_do_not_name_their_answer():
         for answer in q["answers"]:
             if not answer.startswith("doc:"):
                 method = answer.replace("::", "#").split("#")[-1].lower()
-                assert method not in q["q"].lower().split(), f"{q['q']!r} names {answer}"
+                assert method not in q["q"].lower().split(), f"{q['id']} names {answer}"
+
+
+def test_agent_forms_load_when_written_from_this_skill():
+    forms = agent_forms.load(FIXTURE / "forms.yaml", FIXTURE / "SKILL.md")
+    assert forms["core-001"]["tool"] == "search"
+    assert agent_forms.text_of(forms["a-001"]["args"]) == "policy scope\nlex: Pundit::policy_scope\nvec: narrow records"
+
+
+def test_agent_forms_from_another_skill_are_refused(tmp_path):
+    skill = tmp_path / "SKILL.md"
+    skill.write_text((FIXTURE / "SKILL.md").read_text() + "\nA new piece of advice.\n")
+    with pytest.raises(agent_forms.StaleForms, match="regenerate"):
+        agent_forms.load(FIXTURE / "forms.yaml", skill)
+
+
+def test_agent_forms_with_unknown_args_are_refused(tmp_path):
+    text = (FIXTURE / "forms.yaml").read_text().replace("n: 5", "gemname: rake")
+    (tmp_path / "forms.yaml").write_text(text)
+    with pytest.raises(agent_forms.StaleForms, match="unknown args gemname"):
+        agent_forms.load(tmp_path / "forms.yaml", FIXTURE / "SKILL.md")
+
+
+def test_no_forms_file_means_no_forms(tmp_path):
+    assert agent_forms.load(tmp_path / "absent.yaml", FIXTURE / "SKILL.md") == {}
+
+
+def test_the_prompt_holds_skill_gems_and_questions_never_answers():
+    text = agent_forms.prompt(["a-001", "absent-core-001"])
+    skill = (ROOT / "gemdoc" / "SKILL.md").read_text()
+    assert skill.strip() in text and "rake 13.0.6" in text
+    by_id = {q["id"]: q for q in KNOWN + ABSENT}
+    assert " ".join(by_id["a-001"]["q"].split()) in text and by_id["absent-core-001"]["q"] in text
+    assert not any(answer in text for answer in by_id["a-001"]["answers"])
+    assert "forms:" in text and "tool:" in text
+
+
+def test_regressions_compare_dev_and_test_and_refusals_count_upward():
+    graded = {"overall": {"hit@1": 0.5, "mrr": 0.6, "refused": 0.1}, "silence": 0.9}
+    result = {"arms": {"query": {"dev": graded, "test": graded}}}
+    margin = {"hit@1": 0.02, "mrr": 0.02, "refused": 0.02, "silence": 0.05}
+    same = {"hit@1": 0.5, "mrr": 0.6, "refused": 0.1, "silence": 0.9}
+    assert ruler.regressions(result, {"margin": margin, "dev": {"query": same}, "test": {"query": same}}) == []
+    stricter = same | {"refused": 0.05}
+    failed = ruler.regressions(result, {"margin": margin, "dev": {"query": same}, "test": {"query": stricter}})
+    assert len(failed) == 1 and failed[0].startswith("test query refused")
 
 
 @pytest.mark.slow
 def test_every_accepted_answer_exists_in_the_corpus(monkeypatch):
     monkeypatch.setenv("GEMDOC_HOME", str(common.WORK / "ruler-corpus"))
-    project_dir = ruler.build("corpus")
+    project_dir = ruler.prepare(None, reuse=True)
     conn = store.connect(paths.store_path())
     versions = dict(project.scope(conn, project_dir.resolve()).entries.keys())
     missing = [
-        (q["gem"], answer)
+        (q["id"], answer)
         for q in KNOWN
         for answer in q["answers"]
         if not ruler.answer_exists(conn, q["gem"], versions.get(q["gem"], "?"), answer)

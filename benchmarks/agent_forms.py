@@ -1,0 +1,135 @@
+"""The ruler's agent arm: each question as the one invocation a coding agent writes for it.
+
+    python benchmarks/agent_forms.py prompt ID [ID ...]   # the exact prompt a fresh helper gets
+
+benchmarks/agent_forms.yaml holds the forms:
+
+    skill_sha256: <sha256 of gemdoc/SKILL.md when the forms were written>
+    forms:
+      <question id>: {tool: query|search|vsearch, args: {query: "...", n: 10, no_refusal: false}}
+
+``args`` are what the agent passes the tool: ``query`` (the CLI's words, typed parts ``lex:``, ``vec:``,
+``hyde:`` included), ``n`` and ``no_refusal``; ``lex``, ``vec`` and ``hyde`` given as separate fields
+become typed parts of the query. A helper writes a form from SKILL.md, the bundle's gem list and the
+question alone (``prompt`` prints exactly that), never seeing the answer. load() refuses forms written
+from another SKILL.md, so they are regenerated whenever SKILL.md changes what it advises.
+"""
+
+import functools
+import hashlib
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import questions  # noqa: E402
+
+from gemdoc import ask, lockfile, models, vectors  # noqa: E402
+
+FORMS = common.ROOT / "agent_forms.yaml"
+SKILL = common.ROOT.parent / "gemdoc" / "SKILL.md"
+TOOLS = ("query", "search", "vsearch")
+TYPED_FIELDS = ("lex", "vec", "hyde")
+ARGS = ("query", "n", "no_refusal", *TYPED_FIELDS)
+
+
+class StaleForms(Exception):
+    """The forms were written from another SKILL.md (or are malformed): regenerate them."""
+
+
+def skill_sha256(skill: Path = SKILL) -> str:
+    return hashlib.sha256(skill.read_bytes()).hexdigest()
+
+
+def load(path: Path = FORMS, skill: Path = SKILL) -> dict[str, dict]:
+    """The forms by question id; {} when no forms were written yet."""
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    if data.get("skill_sha256") != skill_sha256(skill):
+        raise StaleForms(
+            f"{path.name} was written from another {skill.name} (sha256 {str(data.get('skill_sha256'))[:12]}, "
+            f"now {skill_sha256(skill)[:12]}): regenerate the forms with `python benchmarks/agent_forms.py prompt`"
+        )
+    forms = data.get("forms") or {}
+    for qid, form in forms.items():
+        _check(qid, form)
+    return forms
+
+
+def _check(qid: str, form: dict) -> None:
+    if not isinstance(form, dict) or form.get("tool") not in TOOLS or not isinstance(form.get("args"), dict):
+        raise StaleForms(f"form {qid}: needs tool (one of {', '.join(TOOLS)}) and args")
+    unknown = set(form["args"]) - set(ARGS)
+    if unknown:
+        raise StaleForms(f"form {qid}: unknown args {', '.join(sorted(unknown))} (known: {', '.join(ARGS)})")
+    if not text_of(form["args"]).strip():
+        raise StaleForms(f"form {qid}: no query")
+
+
+def text_of(args: dict) -> str:
+    """The query as the tool receives it: separate typed fields become typed parts."""
+    typed = [f"{kind}: {args[kind]}" for kind in TYPED_FIELDS if args.get(kind)]
+    return "\n".join([str(args.get("query") or ""), *typed]).strip()
+
+
+@functools.lru_cache(maxsize=4)
+def _session(project_dir: Path) -> tuple:
+    """The bundle, embedder and matrix, opened once per process (as the MCP server keeps them)."""
+    bundle = ask.open_bundle(project_dir.resolve())
+    if not vectors.any_embedded(bundle.conn, bundle.scope.gems):
+        return bundle, None, None
+    from gemdoc.encoder import Embedder
+
+    return bundle, Embedder(models.configured(bundle.root)), vectors.Matrix(bundle.conn, bundle.scope.gems)
+
+
+def run(form: dict, project_dir: Path = common.CORPUS) -> ask.Reply:
+    """Execute one form in-process as `gemdoc <tool>` would, on the store GEMDOC_HOME points at."""
+    args = form["args"]
+    options = ask.Options(limit=int(args.get("n", 10)), refuse=not args.get("no_refusal", False))
+    bundle, embedder, matrix = _session(Path(project_dir))
+    text = text_of(args)
+    if form["tool"] == "search":
+        return ask.keyword(bundle, text, options)
+    return ask.semantic(bundle, text, options, embedder, matrix, vector_only=form["tool"] == "vsearch")
+
+
+def gem_list(project_dir: Path = common.CORPUS) -> list[str]:
+    lock = lockfile.load(project_dir / "Gemfile.lock")
+    return [f"{g.name} {g.version}" for g in lock.select(include_transitive=True)]
+
+
+def prompt(ids: list[str]) -> str:
+    """What a fresh helper is given to write forms: SKILL.md, the gem list, the questions; never answers."""
+    known, absent = questions.load()
+    by_id = {q["id"]: q for q in known + absent}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise SystemExit(f"no such question id: {', '.join(missing)}")
+    asked = "\n".join(f"- {i}: {' '.join(by_id[i]['q'].split())}" for i in ids)
+    return "\n".join([
+        "You are a coding agent working in a Ruby project. The project's documentation tool, gemdoc, ships the "
+        "skill below. For each question, write the ONE gemdoc invocation you would make first to answer it. "
+        "Do not answer the questions and do not run anything.",
+        "", "=== SKILL.md ===", SKILL.read_text().rstrip(), "=== end of SKILL.md ===", "",
+        "The project's Gemfile.lock locks these gems:", ", ".join(gem_list()), "",
+        "The questions (id: question):", asked, "",
+        "Reply with YAML only, exactly in this format, one entry per question id:",
+        "forms:",
+        "  <question id>:",
+        f"    tool: <one of {', '.join(TOOLS)}>",
+        "    args: {query: \"<the query text, typed parts lex:/vec:/hyde: included if you use them>\", n: 10}",
+    ])  # fmt: skip
+
+
+def main() -> None:
+    if len(sys.argv) < 3 or sys.argv[1] != "prompt":
+        raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...]")
+    print(prompt(sys.argv[2:]))
+
+
+if __name__ == "__main__":
+    main()

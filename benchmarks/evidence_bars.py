@@ -1,0 +1,138 @@
+"""Choose the evidence gate's bars (gemdoc/evidence.py BARS) by cross-validation on the ruler's dev
+questions, then say what they do on its test questions.
+
+    python benchmarks/evidence_bars.py    # after `ruler.py --model-dir ...` built and embedded the store
+
+Every question is read once, verbatim, the way `query` reads it: each part's lexical evidence, the APIs it
+names, and the nearest chunk's cosine. Then every set of bars on a grid decides every question again
+(no re-ranking needed). A set of bars is scored on answerable questions refused (at most MAX_REFUSED) and
+silence on absent ones: the best is the one with the most silence among those refusing at most
+MAX_REFUSED of the answerable questions, or the one refusing fewest when none does. The cross-validated
+figures fit on FOLDS-1 folds of dev and measure the fold left out; the shipped bars fit on all of dev;
+test is only measured. Results go to benchmarks/results/evidence.json.
+"""
+
+import dataclasses
+import hashlib
+import itertools
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import questions  # noqa: E402
+import ruler  # noqa: E402
+
+from gemdoc import ask, evidence, hybrid, models, vectors  # noqa: E402
+from gemdoc.encoder import Embedder  # noqa: E402
+
+MAX_REFUSED = 0.02
+FOLDS = 5
+GRID = {
+    "min_coverage": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85),
+    "min_concentration": (0.2, 0.3, 0.4, 0.5, 0.6),
+    "min_cosine": (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 1.01),
+    "zipf": ((9.0, 8.9), (6.0, 4.0), (5.5, 3.5), (5.0, 3.0), (4.5, 3.0), (4.0, 2.5)),
+}
+
+
+def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
+    """What the gate sees of one question asked verbatim through `query`."""
+    text = question["q"]
+    reply = hybrid.query(bundle.conn, text, bundle.scope.gems, ruler.LIMIT, embedder, matrix, refuse=False)
+    parts = hybrid.parse(text) or [(None, text)]
+    return {
+        "id": question["id"],
+        "split": question["split"],
+        "answerable": "answers" in question,
+        "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
+        "evidence": reply.evidence,
+        "named": ask.named_apis(bundle, text),
+        "cosine": ask.nearest_cosine(parts, embedder, matrix),
+    }
+
+
+def all_bars() -> list[evidence.Bars]:
+    return [
+        evidence.Bars(cov, conc, cos, common_zipf, rare_zipf)
+        for cov, conc, cos, (common_zipf, rare_zipf) in itertools.product(*GRID.values())
+    ]
+
+
+def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool) -> bool:
+    cosine = read_["cosine"] if vectors_on else None
+    return evidence.judge([(None, read_["evidence"])], read_["named"], cosine, bars).refused
+
+
+def figures(reads: list[dict], refused: list[bool]) -> dict:
+    known = [r for r, x in zip(reads, refused) if r["answerable"]]
+    known_refused = [x for r, x in zip(reads, refused) if r["answerable"]]
+    absent_refused = [x for r, x in zip(reads, refused) if not r["answerable"]]
+    ranks = [None if x else r["rank"] for r, x in zip(known, known_refused)]
+    return ruler.metrics(ranks, known_refused) | {"silence": round(sum(absent_refused) / (len(absent_refused) or 1), 3)}
+
+
+def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars:
+    """The bars with the most silence refusing at most MAX_REFUSED of the answerable questions in ``chosen``."""
+    def score(bars):
+        refused = [decisions[bars][i] for i in chosen]
+        known = [x for i, x in zip(chosen, refused) if reads[i]["answerable"]]
+        absent = [x for i, x in zip(chosen, refused) if not reads[i]["answerable"]]
+        share, silence = sum(known) / len(known), sum(absent) / len(absent)
+        return (share <= MAX_REFUSED, silence if share <= MAX_REFUSED else -share, -share)
+
+    return max(decisions, key=score)
+
+
+def fold_of(question_id: str) -> int:
+    return int(hashlib.sha256(f"fold:{question_id}".encode()).hexdigest(), 16) % FOLDS
+
+
+def cross_validate(decisions: dict, reads: list[dict], dev: list[int]) -> dict:
+    held_out = {}
+    for fold in range(FOLDS):
+        fit = [i for i in dev if fold_of(reads[i]["id"]) != fold]
+        bars = best(decisions, reads, fit)
+        for i in dev:
+            if fold_of(reads[i]["id"]) == fold:
+                held_out[i] = decisions[bars][i]
+    return figures([reads[i] for i in dev], [held_out[i] for i in dev])
+
+
+def main() -> None:
+    ruler.prepare(None, reuse=True)
+    bundle = ask.open_bundle(common.CORPUS.resolve())
+    embedder, matrix = Embedder(models.configured()), vectors.Matrix(bundle.conn, bundle.scope.gems)
+    known, absent = questions.load()
+    reads = [read(bundle, embedder, matrix, q) for q in known + absent]
+    decisions = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars()}
+    split = {s: [i for i, r in enumerate(reads) if r["split"] == s] for s in questions.SPLITS}
+    chosen = best(decisions, reads, split["dev"])
+
+    def measured(bars: evidence.Bars, vectors_on: bool) -> dict:
+        refused = [refuses(r, bars, vectors_on) for r in reads]
+        return {s: figures([reads[i] for i in idx], [refused[i] for i in idx]) for s, idx in split.items()}
+
+    result = {
+        "grid": {k: [list(v) if isinstance(v, tuple) else v for v in vs] for k, vs in GRID.items()},
+        "max_refused": MAX_REFUSED,
+        "folds": FOLDS,
+        "model": vectors.stored_identity(bundle.conn),
+        "questions": {s: [sum(reads[i]["answerable"] for i in idx), sum(not reads[i]["answerable"] for i in idx)]
+                      for s, idx in split.items()},
+        "chosen": dataclasses.asdict(chosen),
+        "cross_validated_dev": cross_validate(decisions, reads, split["dev"]),
+        "shipped": dataclasses.asdict(evidence.BARS),
+        "query": {"ungated": {s: figures([reads[i] for i in idx], [False] * len(idx)) for s, idx in split.items()},
+                  "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True)},
+        "search": {"shipped": measured(evidence.BARS, False), "chosen": measured(chosen, False)},
+    }  # fmt: skip
+    for arm in ("query", "search"):
+        for name, by_split in result[arm].items():
+            print(arm, name, {s: {k: by_split[s][k] for k in ("hit@1", "refused", "silence")} for s in by_split})
+    print("chosen on dev:", result["chosen"], "cross-validated on dev:", result["cross_validated_dev"])
+    common.save("evidence", result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The evidence gate (gemdoc/evidence.py, issue #14 item 2): each typed part judged on its own, an API
+the bundle documents named anywhere is evidence, missing ordinary English words weigh less than missing
+technical ones, a refusal names the candidates it rejected, and --no-refusal really ranks (text and JSON).
+The CLI runs against the real store, FTS5 and embedded vectors of test_agent's project."""
+
+import test_agent
+from test_agent import cli, reply
+
+from gemdoc import evidence
+
+project = test_agent.project  # the fixture: a store filled directly and embedded with the real model
+
+PARTIAL = "retry a neural network job on gpu tensors"  # one word of five in the bundle: refused
+
+
+def test_no_refusal_ranks_in_text_and_says_refused_false(project):
+    assert reply("search", "-C", str(project), PARTIAL)["refused"] is True
+    for command in ("search", "query"):
+        data = reply(command, "-C", str(project), "--no-refusal", PARTIAL)
+        assert data["refused"] is False and data["results"] and data["diagnosis"] is None
+        text = cli(command, "-C", str(project), "--no-refusal", PARTIAL).output
+        assert "no answer in this bundle" not in text and "Retry#retry_on" in text
+
+
+def test_a_refusal_names_the_nearest_candidates_it_rejected(project):
+    for command in ("search", "query"):
+        data = reply(command, "-C", str(project), PARTIAL)
+        assert data["results"] == [] and data["diagnosis"]["nearest"]
+        assert all(n.startswith("retrier 2.0.0 ") for n in data["diagnosis"]["nearest"])
+        text = cli(command, "-C", str(project), PARTIAL).output
+        assert "nearest candidates rejected: retrier 2.0.0 " in text
+
+
+def test_each_typed_part_is_judged_on_its_own(project):
+    typed = "lex: retry attempts waiting\nvec: train a neural network on gpu tensors"
+    data = reply("query", "-C", str(project), typed)
+    assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    absent = reply("query", "-C", str(project), "lex: kafka offsets\nvec: train a neural network on gpu tensors")
+    assert absent["refused"] and [p["part"] for p in absent["diagnosis"]["parts"]] == ["lex", "vec"]
+
+
+def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):
+    named = reply("search", "-C", str(project), "does Retry#discard_on work with neural network gpu tensors")
+    assert not named["refused"] and named["diagnosis"] is None
+    assert "Retry#discard_on" in [r["title"] for r in named["results"]]
+    unknown = reply("search", "-C", str(project), "does Kafka::Consumer#seek work with neural network gpu tensors")
+    assert unknown["refused"] and unknown["diagnosis"]["named"] == []
+
+
+def test_ordinary_words_weigh_less_than_technical_ones():
+    assert evidence.zipf("tomorrow") > 4.5 > evidence.zipf("kafka") > evidence.zipf("graphql") == 0.0
+    bars = evidence.Bars(0.8, 0.5, 1.01, common_zipf=5.0, rare_zipf=3.0)
+    assert evidence.weight("tomorrow", bars) == 0.0 and evidence.weight("graphql", bars) == 1.0
+    assert 0.0 < evidence.weight("flaky", bars) <= 1.0

@@ -1,0 +1,66 @@
+"""Ranking rules for questions in users' words (issue #14 item 3), each kept because it helped on the
+dev questions and test agreed (benchmarks/rank_rules.py). The store is filled directly (no Ruby)."""
+
+from pathlib import Path
+
+import pytest
+
+from gemdoc import lockfile, paths
+from gemdoc import search as searcher
+from gemdoc.chunk import Chunk
+from gemdoc.store import GemRecord, Writer
+
+NOTES = [("1.3.0", "Workers start one per CPU core by default; set the count with the workers option."),
+         ("1.2.0", "Workers start two by default; the count of parallel workers is now an option."),
+         ("1.1.0", "Parallel workers can be started by default when the suite is large.")]  # fmt: skip
+DOCS = [("Runner#workers", "The number of parallel workers the runner starts by default."),
+        ("Runner#run", "Runs the suite, starting parallel workers.")] + [
+       (f"Filler#m{i}", f"Filler method {i} says nothing of interest.") for i in range(60)]  # fmt: skip
+
+
+@pytest.fixture
+def bundle(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "Gemfile.lock").write_text("GEM\n  specs:\n    runner (1.2.0)\n\nDEPENDENCIES\n  runner\n")
+    chunks = [Chunk("ri", t, t, body, "lib/runner.rb", n, "", "method", t.split("#")[-1])
+              for n, (t, body) in enumerate(DOCS, start=1)]  # fmt: skip
+    chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
+               for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
+    writer = Writer(paths.store_path())
+    _, entry = writer.replace_gem(GemRecord("runner", "1.2.0", str(tmp_path), "gem", "d", "complete"), chunks)
+    writer.record_project(str(app), lockfile.load(app / "Gemfile.lock").sha256, "direct", [("runner", "1.2.0")],
+                          [entry], True)  # fmt: skip
+    writer.close()
+    from gemdoc import ask
+
+    return ask.open_bundle(Path(app))
+
+
+def titles(bundle, text: str) -> list[str]:
+    return [h.title for h in searcher.search(bundle.conn, text, bundle.scope.gems, 5)]
+
+
+def test_an_upgrade_question_gets_the_notes_of_the_locked_release_first(bundle):
+    question = "Since upgrading, how many parallel workers does the runner start by default?"
+    assert titles(bundle, question)[0] == "History > 1.2.0"
+    assert titles(bundle, "how many parallel workers does the runner start by default")[0] == "Runner#workers"
+
+
+def _hit(chunk_id: int, score: float) -> searcher.Hit:
+    return searcher.Hit(chunk_id, "g", "1.0", "ri", "method", f"T{chunk_id}", f"T{chunk_id}", "", "", "f.rb", chunk_id,
+                        score)  # fmt: skip
+
+
+@pytest.mark.parametrize("second_score, order", [(0.9, [2, 1, 3]), (0.5, [1, 2, 3])])
+def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(second_score, order):
+    """A keyword first barely ahead of its second (under FIRST_MARGIN) is not pinned first, where
+    both arms agree on another chunk; a clear one is. Either way it is never pulled below second."""
+    from gemdoc import hybrid
+
+    keyword = [_hit(1, 1.0), _hit(2, second_score)]
+    vector = [_hit(2, 0.8), _hit(3, 0.7), *[_hit(i, 0.1) for i in range(4, 40)]]
+    whole = searcher.Found(keyword, None, None)
+    place = 1 if hybrid._clear_first(keyword) else hybrid.UNCLEAR_PLACE
+    fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, (1, place))
+    assert [h.id for h in fused.hits] == order

@@ -118,6 +118,7 @@ def cut(text: str, limit: int) -> str:
 
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
+    notes += project.outside(bundle.scope, text)
     found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, refuse=False)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     judged = evidence.judge([(None, found.evidence)], named_apis(bundle, text), None)
@@ -126,6 +127,7 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
 
 def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vector_only: bool) -> Reply:
     text, notes = clean(text)
+    notes += project.outside(bundle.scope, text)
     routed = f"vec: {text}" if vector_only else text
     reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, refuse=False)
     parts = hybrid.parse(routed) or [(None, routed)]

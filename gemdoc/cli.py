@@ -69,7 +69,9 @@ QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary
 @main.command()
 @PROJECT
 @click.option("--all", "include_all", flag_value="all", default=None, help="Index transitive dependencies too.")
-@click.option("--direct", "include_all", flag_value="direct", help="Index direct dependencies only (the default).")
+@click.option("--meta", "include_all", flag_value="meta",
+              help="Direct dependencies and every gem a meta-gem among them (rails) depends on (the default).")
+@click.option("--direct", "include_all", flag_value="direct", help="Index direct dependencies only.")
 @click.option("--all-languages", is_flag=True, default=None, help="Also index docs marked Japanese, Chinese or Korean.")
 @JOBS
 @DRY_RUN

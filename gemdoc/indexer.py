@@ -23,6 +23,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc.project import select_gems
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
@@ -110,7 +111,7 @@ def index_project(
         report.unchanged_lockfile = True
         report.absent = len(absent_gems(project))
         return report
-    gems = lock.select(include_transitive=scope == "all")
+    gems = select_gems(project, lock, scope, trust.verdict(project).trusted)
     settled = _registry_entries(project, gems) if versions_only and not force else {}
     todo = [g for g in gems if g.name not in settled]
     variants = {g.name: lock.variants(g.name) for g in todo}

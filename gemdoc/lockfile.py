@@ -10,6 +10,7 @@ from gemdoc.errors import LockfileError
 
 SOURCE_SECTIONS = {"GEM": "gem", "PATH": "path", "GIT": "git"}
 SPEC_LINE = re.compile(r"^    (?P<name>[^\s(]+) \((?P<version>[^)\s]+)\)$")
+SPEC_DEP_LINE = re.compile(r"^      (?P<name>[^\s(!]+)(?: \([^)]*\))?$")
 DEP_LINE = re.compile(r"^  (?P<name>[^\s(!]+)(?: \([^)]*\))?(?P<pinned>!)?$")
 # RubyGems versions contain no "-"; whatever follows the first one is a platform.
 VERSION = re.compile(r"^(?P<version>[0-9][0-9A-Za-z.]*)(?:-(?P<platform>.+))?$")
@@ -47,6 +48,7 @@ class Lockfile:
     direct: list[str] = field(default_factory=list)
     bundled_with: str | None = None
     malformed: list[str] = field(default_factory=list)  # one line per spec skipped, naming its line
+    deps: dict[str, set[str]] = field(default_factory=dict)  # a spec's own dependencies, by gem name
 
     def select(self, include_transitive: bool) -> list[LockedGem]:
         """The gems in scope, one per name (the first platform variant listed)."""
@@ -59,6 +61,17 @@ class Lockfile:
 
     def variants(self, name: str) -> list[LockedGem]:
         return [g for g in self.gems if g.name == name]
+
+    def closure(self, names: set[str]) -> set[str]:
+        """``names`` and every gem they depend on, transitively, as the lockfile records it."""
+        seen: set[str] = set()
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(self.deps.get(name, ()))
+        return seen
 
 
 def find(project: Path) -> Path:
@@ -148,6 +161,9 @@ def invalid(gem: LockedGem) -> str | None:
 def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> None:
     stripped = line.strip()
     if line.startswith("      "):  # a spec's own dependency
+        match = SPEC_DEP_LINE.match(line)
+        if match and source.get("spec"):
+            lock.deps.setdefault(source["spec"], set()).add(match["name"])
         return
     if line.startswith("    "):
         match = SPEC_LINE.match(line)
@@ -165,6 +181,7 @@ def _parse_source_line(lock: Lockfile, source: dict, line: str, number: int) -> 
             revision=source["revision"],
         )
         problem = invalid(gem)
+        source["spec"] = None if problem else gem.name
         if problem:
             entry = f"{lock.path}:{number}: malformed lockfile entry {stripped[:200]!r}"
             lock.malformed.append(f"{entry} ({problem}); skipped")

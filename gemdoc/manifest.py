@@ -14,14 +14,15 @@ from gemdoc import files
 from gemdoc.errors import GemdocError
 
 FILENAME = ".gemdoc.yml"
-SCOPES = ("direct", "all")
+SCOPES = ("direct", "meta", "all")
+DEFAULT_SCOPE = "meta"  # direct dependencies and what a meta-gem among them stands for (README: Default scope)
 GATED = ("model", "model_dir")
 
 
 @dataclass
 class Manifest:
     lockfile_sha256: str | None = None
-    scope: str = "direct"
+    scope: str = DEFAULT_SCOPE
     all_languages: bool = False
     auto_index: bool = True
     settings: dict = field(default_factory=dict)  # the gated fields present
@@ -49,13 +50,13 @@ def load(project: Path) -> Manifest:
         raise GemdocError(f"{path} {exc}: fix it or delete it") from exc
     except OSError as exc:
         raise GemdocError(f"cannot read {path}: {exc.strerror}; fix its permissions or delete it") from exc
-    if not isinstance(data, dict) or data.get("scope", "direct") not in SCOPES:
+    if not isinstance(data, dict) or data.get("scope", DEFAULT_SCOPE) not in SCOPES:
         raise GemdocError(f"{path} is malformed (scope must be one of {', '.join(SCOPES)}): fix it or delete it")
     if any(isinstance(data.get(k), (dict, list)) for k in GATED):
         raise GemdocError(f"{path} is malformed ({' and '.join(GATED)} must be plain values): fix it or delete it")
     return Manifest(
         lockfile_sha256=data.get("lockfile_sha256"),
-        scope=data.get("scope", "direct"),
+        scope=data.get("scope", DEFAULT_SCOPE),
         all_languages=bool(data.get("all_languages", False)),
         auto_index=data.get("auto_index", True) is not False,
         settings={k: str(data[k]) for k in GATED if data.get(k) is not None},

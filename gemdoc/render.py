@@ -95,9 +95,9 @@ def results_files(reply: Reply) -> str:
 
 def results_text(reply: Reply, options: Options) -> str:
     if reply.refused:
-        return refusal_text(reply)
+        return "\n".join(reply.notes + [refusal_text(reply)])
     if not reply.hits:
-        return f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"
+        return "\n".join(reply.notes + [f"no results in {len(reply.bundle.scope.gems)} gems of this bundle"])
     blocks = [_hit_block(n, h, reply.arms.get(h.id), reply.explain.get(h.id)) for n, h in enumerate(reply.hits, 1)]
     out, used = [], 0
     for block in blocks:

@@ -258,3 +258,66 @@ def test_rakes_main_guide_is_searchable(indexed_example):
     project, env = indexed_example
     reply = json.loads(gemdoc("search", "--json", "-n", "3", "Tasks that Expect Parameters", cwd=project, env=env).stdout)
     assert "doc/rakefile.rdoc" in [r["path"] for r in reply["results"]], [r["uri"] for r in reply["results"]]
+
+
+META_GEMSPEC = """Gem::Specification.new do |s|
+  s.name = "gemdoc_meta"
+  s.version = "0.1.0"
+  s.summary = "A meta-gem, as rails is: no code of its own, only dependencies"
+  s.authors = ["gemdoc"]
+  s.files = ["README.md"]
+  s.add_dependency "gemdoc_fixture", "1.2.3"
+end
+"""
+
+
+@pytest.fixture
+def meta_project(tmp_path, ruby_env) -> tuple[Path, dict]:
+    """A project whose one dependency is a meta-gem standing for the fixture gem (as rails stands for
+    ActiveRecord and friends), built with `gem build` and installed with `gem install --local`."""
+    src, home = tmp_path / "meta_src", tmp_path / "meta_home"
+    src.mkdir()
+    (src / "gemdoc_meta.gemspec").write_text(META_GEMSPEC)
+    (src / "README.md").write_text("# gemdoc_meta\n\nInstalls the fixture gem.\n")
+    subprocess.run(["gem", "build", "gemdoc_meta.gemspec"], cwd=src, env=ruby_env, check=True, capture_output=True)
+    subprocess.run(["gem", "install", "--local", "--ignore-dependencies", "--no-document", "--install-dir", str(home),
+                    str(src / "gemdoc_meta-0.1.0.gem")], env=ruby_env, check=True, capture_output=True)  # fmt: skip
+    env = ruby_env | {"GEM_PATH": f"{home}:{ruby_env['GEM_PATH']}"}
+    project = tmp_path / "meta_app"
+    project.mkdir()
+    (project / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_meta"\n')
+    subprocess.run(["bundle", "lock", "--local"], cwd=project, env=env, check=True, capture_output=True)
+    return project, env
+
+
+async def _mcp_search(project: Path, env: dict, question: str) -> dict:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gemdoc", "mcp"],
+                                   env=env | {"PYTHONPATH": str(ROOT)}, cwd=str(project))  # fmt: skip
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return json.loads((await session.call_tool("search", {"query": question, "n": 3})).content[0].text)
+
+
+@pytest.mark.slow
+def test_the_default_scope_has_a_meta_gems_dependencies_and_a_gem_outside_is_named(meta_project):
+    import anyio
+
+    project, env = meta_project
+    default = gemdoc("index", cwd=project, env=env)
+    assert default.returncode == 0 and "gemdoc_fixture 1.2.3  indexed" in default.stderr, default.stderr
+    reply = json.loads(gemdoc("search", "--json", "GemdocFixture", cwd=project, env=env).stdout)
+    assert reply["notes"] == [] and reply["results"][0]["gem"] == "gemdoc_fixture", reply
+    assert "scope meta" in gemdoc("status", cwd=project, env=env).stdout
+
+    direct = gemdoc("index", "--direct", cwd=project, env=env)
+    assert direct.returncode == 0, direct.stderr
+    note = "gemdoc_fixture 1.2.3 is in this bundle but not in the indexed scope (direct dependencies): " \
+           "`gemdoc index --all` adds it"  # fmt: skip
+    text = gemdoc("search", "GemdocFixture::Widget", cwd=project, env=env)
+    assert note in text.stdout, text.stdout + text.stderr
+    assert note in json.loads(gemdoc("search", "--json", "GemdocFixture.greet", cwd=project, env=env).stdout)["notes"]
+    assert note in anyio.run(_mcp_search, project, env, "how do I call GemdocFixture")["notes"]

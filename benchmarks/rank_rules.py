@@ -101,7 +101,7 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
     questions = [q for q in load() if q["gem"] in {g for g, _ in bundle.scope.entries}]
     rankers = arms(bundle, model_dir)
     result: dict = {"questions": {s: sum(q["split"] == s for q in questions) for s in ("dev", "test")},
-                    "split": f"benchmarks/questions.py: seed {questions_file.SPLIT_SEED}, dev {questions_file.DEV_SHARE}",
+                    "split": f"benchmarks/questions.py, seed {questions_file.SPLIT_SEED}",
                     "shipped": {}, "rules": {}}  # fmt: skip
     conn = sqlite3.connect(paths.store_path())
     result["fingerprint"] = common.fingerprint(conn, bundle.scope.gems)["digest"]

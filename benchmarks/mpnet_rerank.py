@@ -1,6 +1,6 @@
 """Does all-mpnet-base-v2 pay as a re-ranker of `query --no-refusal`'s top 20? (issue #14 item 5)
 
-    python benchmarks/mpnet_rerank.py [--mpnet /work/mpnet/onnx] [--depth 20]
+    python benchmarks/mpnet_rerank.py [--mpnet /work/mpnet/onnx] [--depth 20] [--budget SECONDS]
 
 For every answerable question of the ruler (benchmarks/questions.yaml, ids core-001…, and
 benchmarks/questions/*.yaml), split once into dev (60 %) and test (40 %) by the hash of its id, it
@@ -11,7 +11,11 @@ by the model's cosine between question and chunk alone ("cosine"), and by recipr
 benchmarks/mpnet_export.py writes), and MiniLM, the shipped model, int8 and fp32 (../shared/models).
 Every model embeds the chunk text gemdoc embeds (vectors.chunk_text, first encoder.MAX_CHARS
 characters) with gemdoc's own OnnxEncoder (one thread per batch, mean pooling, L2 norm);
-candidate vectors are cached across questions and runs in benchmarks/.work/mpnet-cache.
+candidate vectors are cached across questions and runs in benchmarks/.work/mpnet-cache. mpnet costs about
+half a second of a core per candidate here, so ``--budget`` bounds its embedding time: questions are taken
+in a fixed random order (by the hash of their id) and those embedded within the budget, a random sample of
+both splits, are the ones every arm is graded on (the JSON says how many; hybrid is also graded on all).
+A question whose top DEPTH holds no accepted answer is graded without embedding: no re-ordering changes it.
 
 It also times each model on this machine, one thread: seconds per candidate text, per question, to
 load the model, and what re-ranking a top 20 adds to one `query`. Grading is ruler.rank_of (its
@@ -20,10 +24,12 @@ accepts()). Results: benchmarks/results/mpnet-rerank.json. Needs the benchmark s
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import pickle
+import sqlite3
 import statistics
 import sys
 import time
@@ -35,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import ruler  # noqa: E402
 
-from gemdoc import ask, indexer, models, vectors  # noqa: E402
+from gemdoc import ask, indexer, models, paths, vectors  # noqa: E402
 from gemdoc.encoder import BATCH, MAX_CHARS, Embedder, OnnxEncoder  # noqa: E402
 
 SPLIT_SEED = "gemdoc-split-1:"
@@ -138,7 +144,7 @@ def open_store() -> tuple[ask.Bundle, Embedder]:
 
 def candidates(bundle: ask.Bundle, embedder: Embedder, questions: list[dict], depth: int) -> list[list]:
     """`query --no-refusal`'s top ``depth`` for each question, in the hybrid order (cached per depth)."""
-    cached = CACHE / f"candidates-{depth}-{common.fingerprint(bundle.conn, bundle.scope.gems)['digest']}.pickle"
+    cached = CACHE / f"candidates-{depth}-{fingerprint(bundle)['digest']}.pickle"
     if cached.exists():
         by_id = pickle.loads(cached.read_bytes())
         if all(q["id"] in by_id for q in questions):
@@ -149,6 +155,12 @@ def candidates(bundle: ask.Bundle, embedder: Embedder, questions: list[dict], de
     CACHE.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(pickle.dumps({q["id"]: hits for q, hits in zip(questions, found)}))
     return found
+
+
+def fingerprint(bundle: ask.Bundle) -> dict:
+    """common.fingerprint, on a plain connection (it sorts tuples; the bundle's rows are sqlite3.Row)."""
+    with contextlib.closing(sqlite3.connect(paths.store_path())) as conn:
+        return common.fingerprint(conn, bundle.scope.gems)
 
 
 def text_of(hit) -> str:
@@ -270,7 +282,7 @@ def main() -> None:
         "hybrid_on_all_questions": everything,
         "depth": args.depth, "split_rule": f"sha256({SPLIT_SEED!r}+id) % 100 < {DEV_SHARE} -> dev",
         "store_model": vectors.stored_identity(bundle.conn),
-        "fingerprint": common.fingerprint(bundle.conn, bundle.scope.gems),
+        "fingerprint": fingerprint(bundle),
         "arms": arms, "timing_one_thread": timings, "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()],
     }  # fmt: skip
     common.save("mpnet-rerank", result)

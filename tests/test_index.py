@@ -219,9 +219,8 @@ def _bundle_env(tmp_path) -> dict:
     return env | {"HOME": str(tmp_path / "home")}
 
 
-def test_bundler_install_path_is_searched(tmp_path, gem_home, monkeypatch):
-    """`bundle config set --local path vendor/bundle`: the gem exists only under the project."""
-    project_dir = tmp_path / "vendored"
+def _install_vendored(project_dir: Path, tmp_path, gem_home: Path) -> Path:
+    """`bundle config set --local path vendor/bundle` and `bundle install --local` of the fixture gem."""
     (project_dir / "vendor" / "cache").mkdir(parents=True)
     shutil.copy(gem_home / "cache" / "gemdoc_fixture-1.2.3.gem", project_dir / "vendor" / "cache")
     (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_fixture"\n')
@@ -229,6 +228,12 @@ def test_bundler_install_path_is_searched(tmp_path, gem_home, monkeypatch):
     for cmd in (["bundle", "config", "set", "--local", "path", "vendor/bundle"], ["bundle", "install", "--local"]):
         done = subprocess.run(cmd, cwd=project_dir, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr + done.stdout
+    return project_dir
+
+
+def test_bundler_install_path_is_searched(tmp_path, gem_home, monkeypatch):
+    """`bundle config set --local path vendor/bundle`: the gem exists only under the project."""
+    project_dir = _install_vendored(tmp_path / "vendored", tmp_path, gem_home)
     monkeypatch.delenv("GEM_HOME", raising=False)
     monkeypatch.delenv("GEM_PATH", raising=False)
     report = indexer.index_project(project_dir)
@@ -297,14 +302,7 @@ def _path_copy(tmp_path, env: dict) -> Path:
 
 def _vendored_copy(tmp_path, env: dict, gem_home: Path) -> Path:
     """Attack 1 by a committed vendor/bundle: a registry-sourced gem whose installed copy was edited."""
-    project_dir = tmp_path / "attacker"
-    (project_dir / "vendor" / "cache").mkdir(parents=True)
-    shutil.copy(gem_home / "cache" / "gemdoc_fixture-1.2.3.gem", project_dir / "vendor" / "cache")
-    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_fixture"\n')
-    plain = _bundle_env(tmp_path)
-    for cmd in (["bundle", "config", "set", "--local", "path", "vendor/bundle"], ["bundle", "install", "--local"]):
-        done = subprocess.run(cmd, cwd=project_dir, env=plain, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr + done.stdout
+    project_dir = _install_vendored(tmp_path / "attacker", tmp_path, gem_home)
     _poison(next(project_dir.glob("vendor/bundle/ruby/*/gems/gemdoc_fixture-1.2.3/lib/gemdoc_fixture/widget.rb")))
     return project_dir.resolve()
 

@@ -42,15 +42,15 @@ GRID = {
 def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
     """What the gate sees of one question asked verbatim through `query`."""
     text = question["q"]
-    reply = hybrid.query(bundle.conn, text, bundle.scope.gems, ruler.LIMIT, embedder, matrix, refuse=False)
+    reply = hybrid.query(bundle.conn, text, bundle.scope.gems, ruler.LIMIT, embedder, matrix)
     parts = hybrid.parse(text) or [(None, text)]
     return {
         "id": question["id"],
         "split": question["split"],
         "answerable": "answers" in question,
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
-        "search_rank": ruler.rank_of(question, searcher.run(bundle.conn, text, bundle.scope.gems, ruler.LIMIT,
-                                                            refuse=False).hits) if "answers" in question else None,
+        "search_rank": ruler.rank_of(question, searcher.search(bundle.conn, text, bundle.scope.gems, ruler.LIMIT))
+        if "answers" in question else None,
         "evidence": reply.evidence,
         "named": ask.named_apis(bundle, text),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),

@@ -75,7 +75,7 @@ def _owners(bundle: ask.Bundle) -> dict[int, int]:
 
 def pool(bundle: ask.Bundle, ctx: Context, text: str) -> tuple[list[searcher.Hit], np.ndarray]:
     """The keyword arm's first POOL results and one lexical feature row per result."""
-    found = searcher.run(bundle.conn, text, bundle.scope.gems, POOL, refuse=False)
+    found = searcher.run(bundle.conn, text, bundle.scope.gems, POOL)
     if not found.hits:
         return [], np.zeros((0, len(LEXICAL)))
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)

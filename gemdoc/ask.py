@@ -119,7 +119,7 @@ def cut(text: str, limit: int) -> str:
 def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     text, notes = clean(text)
     notes += project.outside(bundle.scope, text)
-    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit, refuse=False)
+    found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     judged = evidence.judge([(None, found.evidence)], named_apis(bundle, text), None)
     return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
@@ -129,7 +129,7 @@ def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vect
     text, notes = clean(text)
     notes += project.outside(bundle.scope, text)
     routed = f"vec: {text}" if vector_only else text
-    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix, refuse=False)
+    reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix)
     parts = hybrid.parse(routed) or [(None, routed)]
     judged = _judge_parts(bundle, parts, reply.evidence, embedder, matrix)
     return _finish(Reply(text, reply.mode, reply.hits, reply.arms, judged, bundle, reply.plan, notes), options)
@@ -140,7 +140,7 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix)
     if len(parts) == 1:
         lexical = [(parts[0][0], whole)]
     else:
-        lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1, refuse=False).evidence)
+        lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
     judged = evidence.judge(lexical, named, None)

@@ -62,18 +62,16 @@ def vector_hits(conn, matrix: vectors.Matrix, embedder, text: str, as_document: 
 
 
 def query(
-    conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None, refuse: bool = True
+    conn: sqlite3.Connection, text: str, gems, limit: int, embedder=None, matrix=None
 ) -> Fused:
     """Hybrid when a model and vectors are there; the keyword arm alone, saying so, when not.
 
-    The evidence gate applies to every arm: a model always finds a nearest neighbour, so the
-    question's words must be in the bundle (see evidence.py) before any arm answers."""
+    The keyword arm's evidence comes back with the results; ask.py judges it (with each typed part
+    and the vectors) and refuses for every arm, since a model always finds a nearest neighbour."""
     parts = parse(text) or [(None, text)]
     vector_ready = embedder is not None and matrix is not None and len(matrix) > 0
     mode = "keyword" if not vector_ready else "hybrid" if any(k in (None, "lex") for k, _ in parts) else "vector"
-    whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH, refuse=refuse)
-    if whole.evidence.refused and refuse:
-        return Fused(mode, [], {}, whole.evidence, whole.plan)
+    whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH)
     lists: list[tuple[str, list[searcher.Hit]]] = []
     for kind, body in parts:
         if kind in (None, "lex"):

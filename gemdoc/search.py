@@ -191,11 +191,11 @@ class Found:
 
 def search(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -> list[Hit]:
     """The ranking alone, without the evidence gate."""
-    return run(conn, text, gems, limit, refuse=False).hits
+    return run(conn, text, gems, limit).hits
 
 
-def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, refuse: bool = True) -> Found:
-    """Assess the evidence, then (unless refused) rank."""
+def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -> Found:
+    """Assess the evidence and rank; whether to refuse is the caller's decision (ask.py)."""
     scope = Scope(conn, gems)
     if not scope:
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
@@ -206,8 +206,6 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10, r
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
     found = _assess(p, scores, held, exact=any(named.values()))
-    if refuse and found.refused:
-        return Found([], found, plan=p)
     _weigh_named(conn, q.named_in(text), scores)
     phrases = q.versions(text)
     _boost_versions(conn, phrases, scope, scores, top)

@@ -160,7 +160,7 @@ def test_hybrid_keeps_the_keyword_arms_first_place(bundle, monkeypatch):
     embedder, matrix = Embedder(models.configured()), vectors.Matrix(conn, scope)
 
     def titles():
-        hits = hybrid.query(conn, "current thread", scope, 5, embedder, matrix, refuse=False).hits
+        hits = hybrid.query(conn, "current thread", scope, 5, embedder, matrix).hits
         return [h.title for h in hits]
 
     kept = titles()

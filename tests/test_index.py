@@ -193,11 +193,14 @@ def test_writers_wait_for_the_lock(example_project):
         [sys.executable, "-m", "gemdoc", "index", "--project", str(example_project)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(2.0)
+    said = []  # gemdoc says it waits before blocking; read until it does (or exits without waiting)
+    while not said or ("waiting for another gemdoc" not in said[-1] and said[-1]):
+        said.append(proc.stderr.readline())
+    assert "waiting for another gemdoc" in said[-1], said
     assert proc.poll() is None and not paths.store_path().exists()  # waiting, wrote nothing
     lock.release()
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0 and "waiting for another gemdoc" in err
+    assert proc.returncode == 0, err
 
 
 def test_default_gem_layout_is_located():

@@ -133,6 +133,8 @@ def test_a_lockfile_with_a_bom_and_crlf_line_ends_parses(tmp_path):
     assert done.returncode == 0 and "1 gems: 1 indexed" in done.stdout, done.stdout + done.stderr
     assert gemdoc(project, "index").stdout.startswith("unchanged: Gemfile.lock")
     assert "Call widgety" in gemdoc(project, "search", "widgety frobnicate").stdout
+    lock.write_text(lock.read_bytes().decode().removeprefix("\ufeff").replace("\r\n", "\n"))  # saved again, plain
+    assert gemdoc(project, "index").stdout.startswith("unchanged: Gemfile.lock")  # the same lock, not re-read
 
 
 CONFLICTED = "GEM\n  specs:\n<<<<<<< HEAD\n    rake (13.0.6)\n=======\n    rake (13.1.0)\n>>>>>>> main\n"
@@ -440,12 +442,12 @@ def test_random_lockfiles_and_manifests_never_crash_or_write_outside(tmp_path, l
         result = _cli(project, *args)
         if args[0] == "status" and result.exit_code == 0:
             json.loads(result.stdout)
-    plain = _cli(project, "index", "--dry-run")
+    plain = _cli(project, "index", "--dry-run", "--force")  # --force: the outcome of every gem, not the no-op check
     if any(CONFLICT_MARKER.match(line) for line in lock.decode("utf-8", "replace").splitlines()):
         assert plain.exit_code != 0, plain.output  # never read as if the conflict were resolved
     _unchanged_outside_gemdoc(tmp_path, before)
     (project / "Gemfile.lock").write_bytes(b"\xef\xbb\xbf" + lock.replace(b"\n", b"\r\n").removeprefix(b"\xef\xbb\xbf"))
-    dressed = _cli(project, "index", "--dry-run")  # a BOM and CRLF line ends change nothing
+    dressed = _cli(project, "index", "--dry-run", "--force")  # a BOM and CRLF line ends change nothing
     assert (dressed.exit_code, dressed.stdout) == (plain.exit_code, plain.stdout), (dressed.output, plain.output)
 
 

@@ -52,15 +52,19 @@ def _hit(chunk_id: int, score: float) -> searcher.Hit:
                         score)  # fmt: skip
 
 
-@pytest.mark.parametrize("second_score, order", [(0.9, [2, 1, 3]), (0.5, [1, 2, 3])])
-def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(second_score, order):
+@pytest.mark.parametrize("text, second_score, order", [
+    ("how many workers start", 0.9, [2, 1, 3]), ("how many workers start", 0.5, [1, 2, 3]),
+    ("Runner#workers", 0.9, [1, 2, 3]), ("assert_in_delta", 0.9, [1, 2, 3]),
+])  # fmt: skip
+def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(text, second_score, order):
     """A keyword first barely ahead of its second (under FIRST_MARGIN) is not pinned first, where
-    both arms agree on another chunk; a clear one is. Either way it is never pulled below second."""
+    both arms agree on another chunk; a clear one is, and so is the first for an identifier alone.
+    Either way it is never pulled below second."""
     from gemdoc import hybrid
 
     keyword = [_hit(1, 1.0), _hit(2, second_score)]
     vector = [_hit(2, 0.8), _hit(3, 0.7), *[_hit(i, 0.1) for i in range(4, 40)]]
     whole = searcher.Found(keyword, None, None)
-    place = 1 if hybrid._clear_first(keyword) else hybrid.UNCLEAR_PLACE
+    place = hybrid.first_place(keyword, text)
     fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, (1, place))
     assert [h.id for h in fused.hits] == order

@@ -97,7 +97,7 @@ def load(path: Path) -> Lockfile:
     except UnicodeDecodeError as exc:
         raise LockfileError(f"{path} is not UTF-8 text; regenerate it with `bundle lock`") from exc
     lock = parse(text, path)
-    content = "\n".join(text.removeprefix("\ufeff").splitlines())  # a BOM or CRLF re-save is the same lock
+    content = text.removeprefix("\ufeff").replace("\r\n", "\n")  # a BOM or CRLF re-save is the same lock
     lock.sha256 = hashlib.sha256(content.encode()).hexdigest()
     return lock
 

@@ -64,9 +64,11 @@ def test_scope_direct_by_default_transitive_with_all():
     assert [g.platform for g in lock.variants("nokogiri")] == ["x86_64-linux", "arm64-darwin"]
 
 
-def test_sha256_is_of_the_file_bytes(tmp_path):
+def test_sha256_is_of_the_file_bytes_less_a_bom_and_crlf(tmp_path):
     path = tmp_path / "Gemfile.lock"
     path.write_text(FULL)
+    assert lockfile.load(path).sha256 == hashlib.sha256(FULL.encode()).hexdigest()
+    path.write_bytes(b"\xef\xbb\xbf" + FULL.replace("\n", "\r\n").encode())  # the same lock, saved on Windows
     assert lockfile.load(path).sha256 == hashlib.sha256(FULL.encode()).hexdigest()
 
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agent_forms  # noqa: E402
 import common  # noqa: E402
 import questions  # noqa: E402
 import ruler  # noqa: E402
@@ -57,6 +58,41 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
     }
 
 
+def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) -> dict:
+    """What the gate sees of one question's agent form (benchmarks/agent_forms.yaml), asked as written
+    but with --no-refusal, so that its rank is there whatever the gate decides."""
+    text = agent_forms.text_of(form["args"])
+    parts = hybrid.parse(text) or [(None, text)]
+    reply = agent_forms.run(form | {"args": form["args"] | {"no_refusal": True}}, common.CORPUS)
+    lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence) for kind, body in parts]
+    keyword_only = form["tool"] == "search"
+    return {
+        "id": question["id"],
+        "split": question["split"],
+        "answerable": "answers" in question,
+        "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
+        "parts": lexical,
+        "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
+        "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
+    }
+
+
+def refuses_form(read_: dict, absent_rule: bool) -> bool:
+    """The shipped gate on one agent form, with or without the rule that a technical term the bundle
+    never mentions overrules a rephrasing's evidence."""
+    shipped = evidence.ABSENT_SUBJECT_RULE
+    evidence.ABSENT_SUBJECT_RULE = absent_rule
+    try:
+        parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
+        judged = evidence.judge(parts, read_["named"], None)
+        if judged.refused and read_["cosine"] is not None:
+            parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
+            judged = evidence.judge(parts, read_["named"], read_["cosine"])
+        return judged.refused
+    finally:
+        evidence.ABSENT_SUBJECT_RULE = shipped
+
+
 def all_bars() -> list[evidence.Bars]:
     return [
         evidence.Bars(cov, conc, cos, common_zipf, rare_zipf)
@@ -89,6 +125,13 @@ def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars
     return max(decisions, key=score)
 
 
+def form_figures(form_reads: list[dict], absent_rule: bool) -> dict:
+    refused = [refuses_form(r, absent_rule) for r in form_reads]
+    return {s: figures([r for r in form_reads if r["split"] == s], [x for r, x in zip(form_reads, refused)
+                                                                      if r["split"] == s])
+            for s in questions.SPLITS}  # fmt: skip
+
+
 def fold_of(question_id: str) -> int:
     return int(hashlib.sha256(f"fold:{question_id}".encode()).hexdigest(), 16) % FOLDS
 
@@ -111,10 +154,12 @@ def main() -> None:
     known, absent = questions.load()
     cached = common.WORK / "evidence-reads.pickle"
     if "--reuse-reads" in sys.argv and cached.exists():
-        reads = pickle.loads(cached.read_bytes())
+        reads, form_reads = pickle.loads(cached.read_bytes())
     else:
         reads = [read(bundle, embedder, matrix, q) for q in known + absent]
-        cached.write_bytes(pickle.dumps(reads))
+        forms = agent_forms.load()
+        form_reads = [read_form(bundle, embedder, matrix, q, forms[q["id"]]) for q in known + absent if q["id"] in forms]
+        cached.write_bytes(pickle.dumps((reads, form_reads)))
     decisions = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars()}
     split = {s: [i for i, r in enumerate(reads) if r["split"] == s] for s in questions.SPLITS}
     chosen = best(decisions, reads, split["dev"])
@@ -139,8 +184,10 @@ def main() -> None:
                   "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True)},
         "search": {"previous": measured(PREVIOUS, False), "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False)},
+        "agent form": {name: form_figures(form_reads, rule) for name, rule in
+                       (("shipped", True), ("without the absent-term rule", False))},
     }  # fmt: skip
-    for arm in ("query", "search"):
+    for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():
             print(arm, name, {s: {k: by_split[s][k] for k in ("hit@1", "refused", "silence")} for s in by_split})
     print("chosen on dev:", result["chosen"], "cross-validated on dev:", result["cross_validated_dev"])

@@ -25,6 +25,7 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agent_forms  # noqa: E402
 import common  # noqa: E402
 import questions as questions_file  # noqa: E402
 import ruler  # noqa: E402
@@ -38,6 +39,7 @@ RULES = {
     "named_gem": (searcher, "NAMED_GEM_FACTOR", 3.0, 1.0),
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
+    "named_first": (hybrid, "NAMED_FIRST", True, False),
 }
 
 
@@ -47,20 +49,28 @@ def load() -> list[dict]:
 
 
 def arms(bundle: ask.Bundle, model_dir: Path | None) -> dict:
-    rankers = {"search": lambda text: ask.keyword(bundle, text, OPTIONS)}
+    """Rankers of questions: `search` and `query` read the question verbatim; `agent` runs the
+    invocation a fresh agent wrote for it (benchmarks/agent_forms.yaml), with --no-refusal."""
+    rankers = {"search": lambda question: ask.keyword(bundle, question["q"], OPTIONS)}
     if model_dir is None or not vectors.any_embedded(bundle.conn, bundle.scope.gems):
         return rankers
     from gemdoc.encoder import Embedder
 
     embedder = Embedder(models.configured())
     matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
-    rankers["query"] = lambda text: ask.semantic(bundle, text, OPTIONS, embedder, matrix, vector_only=False)
+    rankers["query"] = lambda question: ask.semantic(bundle, question["q"], OPTIONS, embedder, matrix, False)
+    forms = agent_forms.load()
+    rankers["agent"] = lambda question: agent_forms.run(ungated(forms[question["id"]]), common.CORPUS)
     return rankers
+
+
+def ungated(form: dict) -> dict:
+    return form | {"args": form["args"] | {"no_refusal": True}}
 
 
 def grade(questions: list[dict], ranker) -> dict:
     """Per split: hit@1, hit@3, MRR@10, and each question's rank (for the misses)."""
-    ranks = {q["id"]: ruler.rank_of(q, ranker(q["q"]).hits) for q in questions}
+    ranks = {q["id"]: ruler.rank_of(q, ranker(q).hits) for q in questions}
     out = {}
     for split in ("dev", "test"):
         out[split] = ruler.metrics([ranks[q["id"]] for q in questions if q["split"] == split])

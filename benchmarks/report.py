@@ -162,12 +162,20 @@ def _evidence(e: dict) -> list[str]:
         "| arm | bars | hit@1 | answerable refused | silence on absent |",
         "|---|---|---:|---:|---:|",
     ]  # fmt: skip
-    for arm in ("query", "search"):
-        for name, by_split in e[arm].items():
+    for arm in ("query", "search", "agent form"):
+        for name, by_split in e.get(arm, {}).items():
             d, t = by_split["dev"], by_split["test"]
-            lines.append(f"| `{arm}` | {name} | {d['hit@1']:.3f} / {t['hit@1']:.3f} | {d['refused']:.3f} / "
+            label = arm if arm == "agent form" else f"`{arm}`"
+            lines.append(f"| {label} | {name} | {d['hit@1']:.3f} / {t['hit@1']:.3f} | {d['refused']:.3f} / "
                          f"{t['refused']:.3f} | {d['silence']:.3f} / {t['silence']:.3f} |")  # fmt: skip
-    return lines + [""]
+    return lines + [
+        "",
+        "The agent-form rows judge each question's agent form (`benchmarks/agent_forms.yaml`) with the shipped bars, "
+        "with and without the rule that a technical term no documentation in the bundle mentions overrules the "
+        "evidence of a typed query's other parts when none of them names a documented API. The rule has no bar of its "
+        "own: a technical term is one the rare-word bar above weighs fully.",
+        "",
+    ]
 
 
 def _mcp(m: dict) -> list[str]:

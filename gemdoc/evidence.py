@@ -14,16 +14,26 @@ and the question has evidence when any part has:
   that one chunk holds;
 - where vectors exist, the cosine of the nearest chunk to the part's text (``min_cosine``).
 
+One thing overrules a part's evidence: in a query of several parts, a technical term (one that
+weighs fully, see ``weight``) that the bundle never mentions, in any part, when no part names an API
+the bundle documents. An agent's rephrasing in the docs' everyday words ("keep a version history of
+model changes") always finds its words somewhere; the subject it rephrases ("PaperTrail") is what
+says whether the bundle covers the question. A single part has no such rephrasing: its coverage
+already weighs its missing terms.
+
 A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
 candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions
 and confirmed on its test questions (benchmarks/evidence_bars.py).
 """
 
 import functools
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
+ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
+QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,9 @@ HINTS = {
     "or API names the gem's docs would use, or check that the gem is in Gemfile.lock (`gemdoc status`).",
     "only_ubiquitous_terms_matched": "Only words the documentation uses everywhere matched: add a distinctive "
     "term, such as a class, method or option name.",
-    "too_little_of_the_query_matched": "Most of the question's distinctive words are absent from this bundle: "
-    "it probably does not document this; rephrase in the gem's own terms before concluding so.",
+    "too_little_of_the_query_matched": "Most of the question's distinctive words, or a technical term it "
+    "names (see absent), are absent from this bundle: it probably does not document this; rephrase in the "
+    "gem's own terms before concluding so.",
     "matched_terms_are_scattered": "The words occur, but never together in one passage: the subject is "
     "probably not documented in this bundle. Say so rather than answering from memory.",
 }
@@ -87,6 +98,7 @@ class Evidence:
     cosine: float | None = None  # the nearest chunk's cosine, when vectors exist
     parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
+    absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
     reason: str | None = None
     bars: Bars = BARS
 
@@ -169,4 +181,13 @@ def judge(
                        "concentration": round(ev.concentration, 4)} for kind, ev in judged]  # fmt: skip
     if named or (cosine is not None and cosine >= bars.min_cosine):
         best.reason = None
+    best.absent = absent_subjects([ev for _, ev in judged], bars)
+    if ABSENT_SUBJECT_RULE and len(judged) > 1 and not named and best.absent:
+        best.reason = "too_little_of_the_query_matched"
     return best
+
+
+def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:
+    """The terms of any part that the bundle never mentions and that weigh fully against a question."""
+    missing = (t for ev in parts for t in ev.distinctive if t not in ev.matched)
+    return [t for t in dict.fromkeys(missing) if not QUANTITY.match(t) and weight(t, bars) >= 1.0]

@@ -29,6 +29,11 @@ UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusi
 # Measured by benchmarks/rank_rules.py (questions mostly in users' words): query hit@1 +0.017 on dev and +0.073
 # on test against always pinning, MRR +0.010 and +0.031.
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
+# A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``, ``Addressable::Template#expand``,
+# ``Metrics/MethodLength``): the entries the bundle documents under exactly those names come first, in the order named.
+# Measured by benchmarks/rank_rules.py on the agent forms.
+NAMED_FIRST = True
+QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
 
 
@@ -80,11 +85,32 @@ def query(
         if kind in (None, "vec", "hyde") and vector_ready:
             lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
     one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
-    pinned = None
+    pinned: list[tuple[searcher.Hit, int]] = []
     if KEYWORD_FIRST and one_keyword_part and whole.hits:
         place = first_place(whole.hits, text)
-        pinned = (whole.hits[0].id, place) if place else None
+        pinned = [(whole.hits[0], place)] if place else []
+    elif NAMED_FIRST and len(parts) > 1:
+        named = named_entries(conn, " ".join(body for kind, body in parts if kind == "lex"), gems)
+        pinned = [(hit, place) for place, hit in enumerate(named, start=1)]
     return _fuse(mode, lists, limit, whole, pinned)
+
+
+def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hit]:
+    """The API entries ``text`` names by full name, one per name, in the order named: a name
+    matching more than one entry of the bundle (``Foo#call`` in two gems) picks none."""
+    scope = searcher.Scope(conn, gems)
+    ids: list[int] = []
+    for word in dict.fromkeys(w.strip(",;:()[]'\"?`") for w in text[: terms.MAX_QUERY_CHARS].split()):
+        ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
+        if ident is None:
+            continue
+        suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
+        rows = [r for r, title, _ in searcher._ri_entries(conn, ident.name)
+                if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
+        if len(rows) == 1 and rows[0] not in ids:
+            ids.append(rows[0])
+    found = {hit.id: hit for hit in searcher.fetch(conn, ids, {i: 0.0 for i in ids}, {})}
+    return [found[i] for i in ids if i in found]
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:
@@ -98,8 +124,9 @@ def _clear_first(hits: list[searcher.Hit]) -> bool:
     return bool(hits) and (len(hits) == 1 or hits[0].score >= FIRST_MARGIN * hits[1].score)
 
 
-def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: tuple[int, int] | None) -> Fused:
-    """Reciprocal rank fusion; ``pinned`` (the keyword arm's first place, and the place it keeps) stays there.
+def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tuple[searcher.Hit, int]]) -> Fused:
+    """Reciprocal rank fusion; each ``pinned`` hit (the keyword arm's first place, or an API the query
+    names) takes the place given with it, or stays where fusion put it when that is higher.
     ``whole`` is the keyword arm's reading of the whole question (its evidence and plan)."""
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
@@ -111,14 +138,17 @@ def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: tuple[int
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
     for chunk_id in fused:
         fused[chunk_id] *= searcher.gem_prior(whole.plan, hits[chunk_id].gem) if whole.plan else 1.0
-    if pinned is not None:
-        chunk_id, place = pinned
-        top = sorted(fused.values(), reverse=True)[: place]
-        fused[chunk_id] = max(fused[chunk_id], top[-1] + 1e-6)
-    order = sorted(fused, key=lambda i: (-fused[i], i))
-    result = []
-    for chunk_id in order:
-        hit = hits[chunk_id]
-        hit.score = fused[chunk_id]
-        result.append(hit)
+    natural = {i: at for at, i in enumerate(sorted(fused, key=lambda i: (-fused[i], i)), start=1)}
+    pinned = [(hit, min(place, natural.get(hit.id, place))) for hit, place in pinned]  # a pin never moves down
+    moved = {hit.id for hit, _ in pinned}
+    order = sorted((i for i in fused if i not in moved), key=lambda i: (-fused[i], i))
+    for hit, place in sorted(pinned, key=lambda pin: pin[1]):
+        hits.setdefault(hit.id, hit)
+        fused.setdefault(hit.id, 0.0)
+        order.insert(place - 1, hit.id)
+    result = [hits[i] for i in order]
+    for at in range(len(result) - 1, -1, -1):  # scores stay in order, whatever moved
+        below = fused[order[at + 1]] + 1e-6 if at + 1 < len(order) else 0.0
+        result[at].score = max(fused[order[at]], below)
+        fused[order[at]] = result[at].score
     return Fused(mode, searcher.best_per_citation(result)[:limit], arms, whole.evidence, whole.plan)

@@ -114,7 +114,8 @@ def refusal_text(reply: Reply) -> str:
     return "\n".join([
         f"no answer in this bundle ({len(reply.bundle.scope.gems)} gems): {d['reason']}",
         f"  distinctive terms: {', '.join(d['distinctive']) or '(none)'} · matched: {', '.join(d['matched']) or '(none)'}"
-        + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else ""),
+        + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else "")
+        + (f" · never mentioned: {', '.join(d['absent'])}" if d["absent"] else ""),
         f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
         f"(bar {d['min_concentration']})"
         + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else ""),

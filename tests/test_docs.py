@@ -70,3 +70,19 @@ def test_skill_has_frontmatter_and_covers_the_everyday_commands():
     assert front["name"] == "gemdoc" and len(front["description"]) > 40
     used = {name for name, _ in mentioned(SKILL)}
     assert set(commands()) <= used, f"SKILL.md does not mention gemdoc {sorted(set(commands()) - used)}"
+
+
+def test_readme_refusal_example_and_reasons_match_the_gate():
+    """The diagnosis shown in the README has the keys and bars the gate gives, and its reasons
+    table names every reason the gate can give (gemdoc/evidence.py)."""
+    import json
+
+    from gemdoc import evidence
+
+    example = json.loads(re.search(r'```json\n(\{"refused": true.*?)```', README, re.S)[1])
+    given = evidence.Evidence(reason="too_little_of_the_query_matched").diagnosis()
+    assert set(example["diagnosis"]) == set(given)
+    bars = {k: given[k] for k in ("min_coverage", "min_concentration", "min_cosine")}
+    assert {k: example["diagnosis"][k] for k in bars} == bars
+    table = set(re.findall(r"^\| `(\w+)` \|", README, re.M))
+    assert set(evidence.HINTS) <= table

@@ -32,11 +32,25 @@ def test_a_refusal_names_the_nearest_candidates_it_rejected(project):
 
 
 def test_each_typed_part_is_judged_on_its_own(project):
-    typed = "lex: retry attempts waiting\nvec: train a neural network on gpu tensors"
-    data = reply("query", "-C", str(project), typed)
+    typed = "lex: retry attempts waiting\nvec: train a neural network on a graphics card"
+    data = reply("query", "-C", str(project), typed, "--explain")
     assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    vec_alone = reply("query", "-C", str(project), "vec: train a neural network on a graphics card")
+    assert vec_alone["refused"]  # the part that the lex: part outweighs is refused on its own
     absent = reply("query", "-C", str(project), "lex: kafka offsets\nvec: train a neural network on gpu tensors")
     assert absent["refused"] and [p["part"] for p in absent["diagnosis"]["parts"]] == ["lex", "vec"]
+
+
+def test_a_technical_term_the_bundle_never_mentions_outweighs_a_rephrasing_in_common_words(project):
+    """An agent's `vec:` rephrasing finds its everyday words somewhere; the subject it rephrases
+    decides, unless a part names an API the bundle documents."""
+    rephrased = "how do I publish each failed attempt to kafka\nvec: retry a job after it failed"
+    assert not reply("query", "-C", str(project), "vec: retry a job after it failed")["refused"]
+    data = reply("query", "-C", str(project), rephrased)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["kafka"]
+    assert "never mentioned: kafka" in cli("query", "-C", str(project), rephrased).output
+    named = reply("query", "-C", str(project), rephrased + "\nlex: Retry#retry_on")
+    assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
 
 
 def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):

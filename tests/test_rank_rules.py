@@ -66,5 +66,21 @@ def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(text, second
     vector = [_hit(2, 0.8), _hit(3, 0.7), *[_hit(i, 0.1) for i in range(4, 40)]]
     whole = searcher.Found(keyword, None, None)
     place = hybrid.first_place(keyword, text)
-    fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, (1, place))
+    fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, [(keyword[0], place)])
     assert [h.id for h in fused.hits] == order
+    assert [h.score for h in fused.hits] == sorted((h.score for h in fused.hits), reverse=True)
+
+
+def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch):
+    """An agent's ``lex:`` part naming ``Runner#run`` puts that entry first, over a passage that
+    matches the question's words better; a bare word (``run``) pins nothing."""
+    from gemdoc import hybrid
+
+    def first(text: str) -> str:
+        return hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[0].title
+
+    question = "how many parallel workers does the runner start by default"
+    assert first(question + "\nlex: workers Runner#run") == "Runner#run"
+    assert first(question + "\nlex: workers run") == "Runner#workers"
+    monkeypatch.setattr(hybrid, "NAMED_FIRST", False)
+    assert first(question + "\nlex: workers Runner#run") == "Runner#workers"

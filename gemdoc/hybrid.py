@@ -33,7 +33,10 @@ ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 # ``Metrics/MethodLength``): the entries the bundle documents under exactly those names come first, in the order named.
 # Measured by benchmarks/rank_rules.py on the agent forms.
 NAMED_FIRST = True
+MEMBER_OF_NAMED_CLASS = True  # ...and a class named beside one of its methods stands for that method
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
+CONSTANT = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)+$")
+METHOD_WORD = re.compile(r"^[a-z_]\w*[?!=]?$")
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
 
 
@@ -96,21 +99,37 @@ def query(
 
 
 def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hit]:
-    """The API entries ``text`` names by full name, one per name, in the order named: a name
-    matching more than one entry of the bundle (``Foo#call`` in two gems) picks none."""
+    """The API entries ``text`` names by full name, one per name, in the order named. A class named
+    beside one of its methods (``Devise::Models::Confirmable skip_confirmation!``) stands for that
+    method. A name matching more than one entry of the bundle (``Foo#call`` in two gems) picks none."""
     scope = searcher.Scope(conn, gems)
+    words = list(dict.fromkeys(w.strip(",;:()[]'\"?`") for w in text[: terms.MAX_QUERY_CHARS].split()))
+    methods = [w for w in words if METHOD_WORD.match(w)]
     ids: list[int] = []
-    for word in dict.fromkeys(w.strip(",;:()[]'\"?`") for w in text[: terms.MAX_QUERY_CHARS].split()):
+    for word in words:
         ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
         if ident is None:
             continue
-        suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
-        rows = [r for r, title, _ in searcher._ri_entries(conn, ident.name)
-                if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
+        rows = _members(conn, word, methods, scope) if MEMBER_OF_NAMED_CLASS and CONSTANT.match(word) else []
+        if not rows:
+            suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
+            rows = [r for r, title, _ in searcher._ri_entries(conn, ident.name)
+                    if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
         if len(rows) == 1 and rows[0] not in ids:
             ids.append(rows[0])
     found = {hit.id: hit for hit in searcher.fetch(conn, ids, {i: 0.0 for i in ids}, {})}
     return [found[i] for i in ids if i in found]
+
+
+def _members(conn: sqlite3.Connection, owner: str, methods: list[str], scope: searcher.Scope) -> list[int]:
+    """The one entry of the first of ``methods`` defined in ``owner`` or a module inside it
+    (``ActiveJob::Exceptions retry_on`` is ``ActiveJob::Exceptions::ClassMethods#retry_on``)."""
+    for method in methods:
+        inside = re.compile(rf"^{re.escape(owner)}(?:::[A-Z]\w*)*(?:#|::){re.escape(method)}$")
+        rows = [r for r, title, _ in searcher._ri_entries(conn, method.lower()) if r in scope and inside.match(title)]
+        if len(rows) == 1:
+            return rows
+    return []
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:
@@ -142,10 +161,12 @@ def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tupl
     pinned = [(hit, min(place, natural.get(hit.id, place))) for hit, place in pinned]  # a pin never moves down
     moved = {hit.id for hit, _ in pinned}
     order = sorted((i for i in fused if i not in moved), key=lambda i: (-fused[i], i))
-    for hit, place in sorted(pinned, key=lambda pin: pin[1]):
+    at = -1
+    for place, _, hit in sorted((place, n, hit) for n, (hit, place) in enumerate(pinned)):
         hits.setdefault(hit.id, hit)
         fused.setdefault(hit.id, 0.0)
-        order.insert(place - 1, hit.id)
+        at = max(place - 1, at + 1)  # pins sharing a place keep the order given
+        order.insert(at, hit.id)
     result = [hits[i] for i in order]
     for at in range(len(result) - 1, -1, -1):  # scores stay in order, whatever moved
         below = fused[order[at + 1]] + 1e-6 if at + 1 < len(order) else 0.0

@@ -25,6 +25,10 @@ def bundle(tmp_path):
     (app / "Gemfile.lock").write_text("GEM\n  specs:\n    runner (1.2.0)\n\nDEPENDENCIES\n  runner\n")
     chunks = [Chunk("ri", t, t, body, "lib/runner.rb", n, "", "method", t.split("#")[-1])
               for n, (t, body) in enumerate(DOCS, start=1)]  # fmt: skip
+    chunks += [Chunk("ri", "Suite::Runner", "Suite::Runner", "The suite's own runner class.", "lib/suite.rb", 1, "",
+                     "class", "runner"),
+               Chunk("ri", "Suite::Runner#start", "Suite::Runner#start", "Starts the suite's runner.", "lib/suite.rb",
+                     5, "", "method", "start")]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())
@@ -84,3 +88,25 @@ def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch)
     assert first(question + "\nlex: workers run") == "Runner#workers"
     monkeypatch.setattr(hybrid, "NAMED_FIRST", False)
     assert first(question + "\nlex: workers Runner#run") == "Runner#workers"
+
+
+def test_a_class_named_beside_one_of_its_methods_stands_for_that_method(bundle, monkeypatch):
+    from gemdoc import hybrid
+
+    def first(text: str) -> str:
+        return hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[0].title
+
+    question = "how many parallel workers does the runner start by default"
+    assert first(question + "\nlex: Suite::Runner start") == "Suite::Runner#start"
+    assert first(question + "\nlex: Suite::Runner") == "Suite::Runner"
+    monkeypatch.setattr(hybrid, "MEMBER_OF_NAMED_CLASS", False)
+    assert first(question + "\nlex: Suite::Runner start") == "Suite::Runner"
+
+
+def test_named_apis_keep_the_order_named_even_when_fusion_ranks_a_later_one_higher():
+    from gemdoc import hybrid
+
+    keyword = [_hit(2, 1.0), _hit(3, 0.9), _hit(1, 0.5)]
+    whole = searcher.Found(keyword, None, None)
+    fused = hybrid._fuse("hybrid", [("keyword", keyword)], 3, whole, [(_hit(1, 0.0), 1), (_hit(2, 0.0), 2)])
+    assert [h.id for h in fused.hits] == [1, 2, 3]

@@ -40,7 +40,6 @@ RULES = {
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
     "named_first": (hybrid, "NAMED_FIRST", True, False),
-    "class_member": (hybrid, "MEMBER_OF_NAMED_CLASS", True, False),
 }
 
 

@@ -30,13 +30,12 @@ UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusi
 # on test against always pinning, MRR +0.010 and +0.031.
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 # A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``, ``Addressable::Template#expand``,
-# ``Metrics/MethodLength``): the entries the bundle documents under exactly those names come first, in the order named.
+# ``Metrics/MethodLength``) or by method names that read as code (``on_worker_boot``): the entries the bundle documents
+# under exactly those names (when a name picks one entry) come first, in the order named.
 # Measured by benchmarks/rank_rules.py on the agent forms.
 NAMED_FIRST = True
-MEMBER_OF_NAMED_CLASS = True  # ...and a class named beside one of its methods stands for that method
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
-CONSTANT = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)+$")
-METHOD_WORD = re.compile(r"^[a-z_]\w*[?!=]?$")
+BARE_METHOD = re.compile(r"^[a-z]\w*_\w+[?!=]?$")  # a method name alone that reads as code: ``on_worker_boot``
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
 
 
@@ -99,37 +98,30 @@ def query(
 
 
 def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hit]:
-    """The API entries ``text`` names by full name, one per name, in the order named. A class named
-    beside one of its methods (``Devise::Models::Confirmable skip_confirmation!``) stands for that
-    method. A name matching more than one entry of the bundle (``Foo#call`` in two gems) picks none."""
+    """The API entries ``text`` names, one per name, in the order named: by full name
+    (``Addressable::Template#expand``), or by a method name that reads as code (``on_worker_boot``).
+    A name matching more than one entry of the bundle picks none."""
     scope = searcher.Scope(conn, gems)
     words = list(dict.fromkeys(w.strip(",;:()[]'\"?`") for w in text[: terms.MAX_QUERY_CHARS].split()))
-    methods = [w for w in words if METHOD_WORD.match(w)]
     ids: list[int] = []
     for word in words:
-        ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
-        if ident is None:
-            continue
-        rows = _members(conn, word, methods, scope) if MEMBER_OF_NAMED_CLASS and CONSTANT.match(word) else []
-        if not rows:
-            suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
-            rows = [r for r, title, _ in searcher._ri_entries(conn, ident.name)
-                    if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
+        rows = _entries(conn, word, scope)
         if len(rows) == 1 and rows[0] not in ids:
             ids.append(rows[0])
     found = {hit.id: hit for hit in searcher.fetch(conn, ids, {i: 0.0 for i in ids}, {})}
     return [found[i] for i in ids if i in found]
 
 
-def _members(conn: sqlite3.Connection, owner: str, methods: list[str], scope: searcher.Scope) -> list[int]:
-    """The one entry of the first of ``methods`` defined in ``owner`` or a module inside it
-    (``ActiveJob::Exceptions retry_on`` is ``ActiveJob::Exceptions::ClassMethods#retry_on``)."""
-    for method in methods:
-        inside = re.compile(rf"^{re.escape(owner)}(?:::[A-Z]\w*)*(?:#|::){re.escape(method)}$")
-        rows = [r for r, title, _ in searcher._ri_entries(conn, method.lower()) if r in scope and inside.match(title)]
-        if len(rows) == 1:
-            return rows
-    return []
+def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
+    """The entries of the bundle one word of a ``lex:`` part names."""
+    if BARE_METHOD.match(word):
+        return [r for r, _, _ in searcher._ri_entries(conn, word.lower()) if r in scope]
+    ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
+    if ident is None:
+        return []
+    suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
+    return [r for r, title, _ in searcher._ri_entries(conn, ident.name)
+            if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:

@@ -27,8 +27,8 @@ def bundle(tmp_path):
               for n, (t, body) in enumerate(DOCS, start=1)]  # fmt: skip
     chunks += [Chunk("ri", "Suite::Runner", "Suite::Runner", "The suite's own runner class.", "lib/suite.rb", 1, "",
                      "class", "runner"),
-               Chunk("ri", "Suite::Runner#start", "Suite::Runner#start", "Starts the suite's runner.", "lib/suite.rb",
-                     5, "", "method", "start")]  # fmt: skip
+               Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
+                     "lib/suite.rb", 5, "", "method", "start_all")]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())
@@ -76,8 +76,8 @@ def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(text, second
 
 
 def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch):
-    """An agent's ``lex:`` part naming ``Runner#run`` puts that entry first, over a passage that
-    matches the question's words better; a bare word (``run``) pins nothing."""
+    """An agent's ``lex:`` part naming ``Runner#run`` (or a method name that reads as code) puts that
+    entry first, over a passage that matches the question's words better; a plain word (``run``) pins nothing."""
     from gemdoc import hybrid
 
     def first(text: str) -> str:
@@ -86,21 +86,11 @@ def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch)
     question = "how many parallel workers does the runner start by default"
     assert first(question + "\nlex: workers Runner#run") == "Runner#run"
     assert first(question + "\nlex: workers run") == "Runner#workers"
+    assert first(question + "\nlex: Suite::Runner") == "Suite::Runner"
+    assert first(question + "\nlex: start_all Runner#run") == "Suite::Runner#start_all"  # a method name alone, as code
+    assert first(question + "\nlex: Runner#run start_all") == "Runner#run"  # the order named
     monkeypatch.setattr(hybrid, "NAMED_FIRST", False)
     assert first(question + "\nlex: workers Runner#run") == "Runner#workers"
-
-
-def test_a_class_named_beside_one_of_its_methods_stands_for_that_method(bundle, monkeypatch):
-    from gemdoc import hybrid
-
-    def first(text: str) -> str:
-        return hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[0].title
-
-    question = "how many parallel workers does the runner start by default"
-    assert first(question + "\nlex: Suite::Runner start") == "Suite::Runner#start"
-    assert first(question + "\nlex: Suite::Runner") == "Suite::Runner"
-    monkeypatch.setattr(hybrid, "MEMBER_OF_NAMED_CLASS", False)
-    assert first(question + "\nlex: Suite::Runner start") == "Suite::Runner"
 
 
 def test_named_apis_keep_the_order_named_even_when_fusion_ranks_a_later_one_higher():

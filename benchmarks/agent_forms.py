@@ -1,6 +1,7 @@
 """The ruler's agent arm: each question as the one invocation a coding agent writes for it.
 
     python benchmarks/agent_forms.py prompt ID [ID ...]   # the exact prompt a fresh helper gets
+    python benchmarks/agent_forms.py assemble REPLY ID [ID ...]   # its reply (forms by label) as forms by id
 
 benchmarks/agent_forms.yaml holds the forms:
 
@@ -102,33 +103,53 @@ def gem_list(project_dir: Path = common.CORPUS) -> list[str]:
     return [f"{g.name} {g.version}" for g in lock.select(include_transitive=True)]
 
 
+def labels(ids: list[str]) -> dict[str, str]:
+    """The opaque label each question gets in a prompt (``q1``, ``q2``, ... in the order given): an id
+    such as ``absent-a-003`` would tell the helper that the bundle does not answer it."""
+    return {f"q{n}": qid for n, qid in enumerate(ids, start=1)}
+
+
+def assemble(ids: list[str], reply: dict) -> dict[str, dict]:
+    """A helper's reply to ``prompt(ids)`` (its forms by label) as forms by question id."""
+    by_label = labels(ids)
+    unknown = set(reply.get("forms") or {}) - set(by_label)
+    if unknown or len(reply.get("forms") or {}) != len(ids):
+        raise StaleForms(f"the reply does not answer exactly the {len(ids)} labels asked (unknown: {sorted(unknown)})")
+    return {by_label[label]: form for label, form in reply["forms"].items()}
+
+
 def prompt(ids: list[str]) -> str:
-    """What a fresh helper is given to write forms: SKILL.md, the gem list, the questions; never answers."""
+    """What a fresh helper is given to write forms: SKILL.md, the gem list, the questions under opaque
+    labels; never answers."""
     known, absent = questions.load()
     by_id = {q["id"]: q for q in known + absent}
     missing = [i for i in ids if i not in by_id]
     if missing:
         raise SystemExit(f"no such question id: {', '.join(missing)}")
-    asked = "\n".join(f"- {i}: {' '.join(by_id[i]['q'].split())}" for i in ids)
+    asked = "\n".join(f"- {label}: {' '.join(by_id[i]['q'].split())}" for label, i in labels(ids).items())
     return "\n".join([
         "You are a coding agent working in a Ruby project. The project's documentation tool, gemdoc, ships the "
         "skill below. For each question, write the ONE gemdoc invocation you would make first to answer it. "
         "Do not answer the questions and do not run anything.",
         "", "=== SKILL.md ===", SKILL.read_text().rstrip(), "=== end of SKILL.md ===", "",
         "The project's Gemfile.lock locks these gems:", ", ".join(gem_list()), "",
-        "The questions (id: question):", asked, "",
-        "Reply with YAML only, exactly in this format, one entry per question id:",
+        "The questions (label: question):", asked, "",
+        "Reply with YAML only, exactly in this format, one entry per question label:",
         "forms:",
-        "  <question id>:",
+        "  <question label>:",
         f"    tool: <one of {', '.join(TOOLS)}>",
         "    args: {query: \"<the query text, typed parts lex:/vec:/hyde: included if you use them>\", n: 10}",
     ])  # fmt: skip
 
 
 def main() -> None:
-    if len(sys.argv) < 3 or sys.argv[1] != "prompt":
-        raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...]")
-    print(prompt(sys.argv[2:]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "prompt":
+        print(prompt(sys.argv[2:]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "assemble":
+        forms = assemble(sys.argv[3:], yaml.safe_load(Path(sys.argv[2]).read_text()))
+        print(yaml.safe_dump({"forms": forms}, sort_keys=False, allow_unicode=True, width=1000), end="")
+    else:
+        raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...] | assemble REPLY ID [ID ...]")
 
 
 if __name__ == "__main__":

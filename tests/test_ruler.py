@@ -104,6 +104,9 @@ def test_the_prompt_holds_skill_gems_and_questions_never_answers():
     assert " ".join(by_id["a-001"]["q"].split()) in text and by_id["absent-core-001"]["q"] in text
     assert not any(answer in text for answer in by_id["a-001"]["answers"])
     assert "forms:" in text and "tool:" in text
+    assert "a-001" not in text and "absent" not in text.split("=== end of SKILL.md ===")[1]  # ids are opaque labels
+    reply = {"forms": {"q1": {"tool": "search", "args": {"query": "x"}}, "q2": {"tool": "query", "args": {"query": "y"}}}}
+    assert agent_forms.assemble(["a-001", "absent-core-001"], reply)["absent-core-001"]["args"]["query"] == "y"
 
 
 def test_regressions_compare_dev_and_test_and_refusals_count_upward():

@@ -158,7 +158,8 @@ def main() -> None:
     else:
         reads = [read(bundle, embedder, matrix, q) for q in known + absent]
         forms = agent_forms.load()
-        form_reads = [read_form(bundle, embedder, matrix, q, forms[q["id"]]) for q in known + absent if q["id"] in forms]
+        form_reads = [read_form(bundle, embedder, matrix, q, forms[q["id"]])
+                      for q in known + absent if q["id"] in forms]  # fmt: skip
         cached.write_bytes(pickle.dumps((reads, form_reads)))
     decisions = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars()}
     split = {s: [i for i, r in enumerate(reads) if r["split"] == s] for s in questions.SPLITS}

@@ -29,9 +29,9 @@ UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusi
 # Measured by benchmarks/rank_rules.py (questions mostly in users' words): query hit@1 +0.017 on dev and +0.073
 # on test against always pinning, MRR +0.010 and +0.031.
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
-# A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``, ``Addressable::Template#expand``,
-# ``Metrics/MethodLength``) or by method names that read as code (``on_worker_boot``): the entries the bundle documents
-# under exactly those names (when a name picks one entry) come first, in the order named.
+# A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``,
+# ``Addressable::Template#expand``, ``Metrics/MethodLength``) or by method names that read as code (``on_worker_boot``):
+# the entries the bundle documents under exactly those names (when a name picks one entry) come first, in the order named.
 # Measured by benchmarks/rank_rules.py on the agent forms.
 NAMED_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")

@@ -105,7 +105,8 @@ def test_the_prompt_holds_skill_gems_and_questions_never_answers():
     assert not any(answer in text for answer in by_id["a-001"]["answers"])
     assert "forms:" in text and "tool:" in text
     assert "a-001" not in text and "absent" not in text.split("=== end of SKILL.md ===")[1]  # ids are opaque labels
-    reply = {"forms": {"q1": {"tool": "search", "args": {"query": "x"}}, "q2": {"tool": "query", "args": {"query": "y"}}}}
+    forms = {"q1": {"tool": "search", "args": {"query": "x"}}, "q2": {"tool": "query", "args": {"query": "y"}}}
+    reply = {"forms": forms}
     assert agent_forms.assemble(["a-001", "absent-core-001"], reply)["absent-core-001"]["args"]["query"] == "y"
 
 

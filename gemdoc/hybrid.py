@@ -22,16 +22,17 @@ RRF_K = 60
 # the keyword arm's gives the same hit@1 as `search` with a better MRR, hit@3 and hit@10.
 KEYWORD_FIRST = True
 # ...only when it is a clear first (its score at least FIRST_MARGIN times the keyword arm's second; 1.0:
-# always) or the query is an identifier alone (see first_place). A long question in users' words often gives the keyword arm a weak, narrow first,
-# and then the first place both arms agree on is the better bet.
+# always) or the query is an identifier alone (see first_place). A long question in users' words often
+# gives the keyword arm a weak, narrow first, and then the first place both arms agree on is the better bet.
 FIRST_MARGIN = 1.5
 UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusion's first (0: wherever fusion puts it)
 # Measured by benchmarks/rank_rules.py (questions mostly in users' words): query hit@1 +0.017 on dev and +0.073
 # on test against always pinning, MRR +0.010 and +0.031.
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 # A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``,
-# ``Addressable::Template#expand``, ``Metrics/MethodLength``) or by method names that read as code (``on_worker_boot``):
-# the entries the bundle documents under exactly those names (when a name picks one entry) come first, in the order named.
+# ``Addressable::Template#expand``, ``Metrics/MethodLength``) or by method names that read as code
+# (``on_worker_boot``): the entries the bundle documents under exactly those names (when a name picks
+# one entry) come first, in the order named.
 # Measured by benchmarks/rank_rules.py on the agent forms.
 NAMED_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")

@@ -103,10 +103,10 @@ def scale(total: int) -> dict:
     writer.replace_gem(GemRecord("synth0", "1.0", "/x", "gem", "changed", "complete", chunks=GEM_SIZE), synthetic_chunks(rng, words, 0, " x"))
     reindex_one = time.monotonic() - start
     writer.close()
-    scope = [(f"synth{g}", "1.0") for g in range(gems)]
     start = time.perf_counter()
     conn = store.connect(paths.store_path())
-    searcher.Scope(conn, scope)
+    scope = [entry for (entry,) in conn.execute("SELECT id FROM gems WHERE state = 'complete'")]  # store entry ids
+    assert searcher.Scope(conn, scope), "the synthetic store has no complete entry to search"
     open_ms = (time.perf_counter() - start) * 1000
     samples = []
     for q in questions(300):

@@ -30,12 +30,15 @@ def render() -> str:
         "## Benchmarks",
         "",
         "Measured on a 2-core Debian 12 VM by the scripts in `benchmarks/` (`ruler.py`, `index_speed.py`, "
-        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `evidence_bars.py`, `mcp_latency.py`, `fusion_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark bundle is Ruby's "
+        "`latency.py`, `vector_speed.py`, `hook_overhead.py`, `evidence_bars.py`, `mcp_latency.py`, `fusion_rules.py`, "
+        "`rank_rules.py`, `ranking_ceiling.py`; `report.py` writes this section from their last results). The benchmark "
+        "bundle is Ruby's "
         "bundled gems plus Debian's `ruby-*` packages (Rails 6.1, rspec, rack, sidekiq, thor, …) resolved with "
         "`bundle lock --local`.",
         "",
         *_quality(ruler, corpus_name),
         *_fusion(load("fusion")),
+        *_rank_rules(load("rank-rules")),
         *_ceiling(load("ceiling")),
         *_evidence(load("evidence")),
         *_indexing(example, corpus),
@@ -269,6 +272,26 @@ def _fusion(f: dict) -> list[str]:
         "",
     ]
     return lines
+
+
+def _rank_rules(r: dict) -> list[str]:
+    lines = [
+        "### Ranking rules (`benchmarks/rank_rules.py`)",
+        "",
+        f"Each ranking rule flipped against the shipped setting, every answerable question asked with `--no-refusal` "
+        f"(dev {r['questions']['dev']}, test {r['questions']['test']} questions): `search` and `query` read the "
+        "question verbatim, the agent arm runs its agent form. Each cell is rule on minus rule off, **dev / test**; a "
+        "rule ships on only when it helps on dev and test agrees.",
+        "",
+        "| rule | arm | Δ hit@1 | Δ MRR | shipped |",
+        "|---|---|---:|---:|---|",
+    ]
+    for rule, data in r["rules"].items():
+        for arm, v in data["arms"].items():
+            d = v["delta"]
+            hit, mrr = (f"{d['dev'][m]:+.3f} / {d['test'][m]:+.3f}" for m in ("hit@1", "mrr"))
+            lines.append(f"| `{rule}` (`{data['setting']}`) | {arm} | {hit} | {mrr} | {'on' if data['shipped'] else 'off'} |")
+    return lines + [""]
 
 
 def _ceiling(c: dict) -> list[str]:

@@ -31,20 +31,21 @@ async def measure(questions: list[str], env: dict) -> dict:
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "gemdoc", "mcp"], env=env, cwd=str(common.CORPUS))
     timings: dict[str, list[float]] = {"query": [], "search": []}
+    argument = {"query": "question", "search": "query"}  # what each tool calls the question
     refused = 0
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             for text in questions[:3]:
-                await session.call_tool("query", {"query": text})
+                await session.call_tool("query", {"question": text})
             for tool in timings:
                 for text in questions:
                     start = time.perf_counter()
-                    result = await session.call_tool(tool, {"query": text})
+                    result = await session.call_tool(tool, {argument[tool]: text})
                     timings[tool].append((time.perf_counter() - start) * 1000)
+                    if result.is_error:
+                        raise SystemExit(f"{tool} failed: {result.content[0].text}")
                     data = json.loads(result.content[0].text)
-                    if "error" in data:
-                        raise SystemExit(f"{tool} failed: {data['error']}")
                     refused += data["refused"]
     return {tool: _summary(ms) for tool, ms in timings.items()} | {"refused_replies": refused}
 

@@ -182,7 +182,8 @@ def judge(
     if named or (cosine is not None and cosine >= bars.min_cosine):
         best.reason = None
     best.absent = absent_subjects([ev for _, ev in judged], bars)
-    if ABSENT_SUBJECT_RULE and len(judged) > 1 and not named and best.absent:
+    documented = named or any(ev.exact for _, ev in judged)  # ``lex: Nokogiri``: a class named exactly
+    if ABSENT_SUBJECT_RULE and len(judged) > 1 and not documented and best.absent:
         best.reason = "too_little_of_the_query_matched"
     return best
 

@@ -37,7 +37,7 @@ ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 NAMED_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
 BARE_METHOD = re.compile(r"^[a-z]\w*_\w+[?!=]?$")  # a method name alone that reads as code: ``on_worker_boot``
-TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):\s*", re.I)
+TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):[ \t]*", re.I)  # an empty part never swallows the next line
 
 
 @dataclass
@@ -103,10 +103,10 @@ def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hi
     (``Addressable::Template#expand``), or by a method name that reads as code (``on_worker_boot``).
     A name matching more than one entry of the bundle picks none."""
     scope = searcher.Scope(conn, gems)
-    words = list(dict.fromkeys(w.strip(",;:()[]'\"?`") for w in text[: terms.MAX_QUERY_CHARS].split()))
+    words = list(dict.fromkeys(w.strip(",;:()[]'\"`") for w in text[: terms.MAX_QUERY_CHARS].split()))
     ids: list[int] = []
     for word in words:
-        rows = _entries(conn, word, scope)
+        rows = _entries(conn, word, scope) or _entries(conn, word.rstrip("?"), scope)  # `empty?`, or a sentence's end
         if len(rows) == 1 and rows[0] not in ids:
             ids.append(rows[0])
     found = {hit.id: hit for hit in searcher.fetch(conn, ids, {i: 0.0 for i in ids}, {})}
@@ -120,7 +120,7 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
     if ident is None:
         return []
-    suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s)
+    suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s or "#" in s)  # `Template#expand`
     return [r for r, title, _ in searcher._ri_entries(conn, ident.name)
             if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
 

@@ -73,3 +73,17 @@ def test_a_missing_ordinary_word_does_not_refuse_but_a_missing_technical_one_doe
     assert not ordinary["refused"] and ordinary["results"][0]["title"].startswith("Retry#")
     technical = reply("search", "-C", str(project), "retry the graphql job when the error is raised")
     assert technical["refused"] and technical["diagnosis"]["reason"] == "too_little_of_the_query_matched"
+
+
+def test_a_part_naming_one_documented_class_exactly_keeps_the_absent_term_rule_away():
+    """``lex: Nokogiri`` names a documented class exactly (the part's own ``exact``), which counts
+    as a named API does: an absent word elsewhere (``libxml2``) does not refuse the query."""
+    def parts(exact: bool) -> list:
+        lex = evidence.Evidence(["nokogiri"], ["nokogiri"], [], {"nokogiri": 5.0}, 5.0, exact=exact, any_in_bundle=True)
+        vec = evidence.Evidence(["parse", "libxml2"], ["parse"], [], {"parse": 2.0, "libxml2": 9.0}, 2.0,
+                                any_in_bundle=True)  # fmt: skip
+        return [("lex", lex), ("vec", vec)]
+
+    assert not evidence.judge(parts(exact=True), [], None).refused
+    refused = evidence.judge(parts(exact=False), [], None)
+    assert refused.refused and refused.absent == ["libxml2"]

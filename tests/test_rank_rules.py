@@ -28,7 +28,9 @@ def bundle(tmp_path):
     chunks += [Chunk("ri", "Suite::Runner", "Suite::Runner", "The suite's own runner class.", "lib/suite.rb", 1, "",
                      "class", "runner"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
-                     "lib/suite.rb", 5, "", "method", "start_all")]  # fmt: skip
+                     "lib/suite.rb", 5, "", "method", "start_all"),
+               Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.", "lib/suite.rb", 9,
+                     "", "method", "idle?")]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())
@@ -89,6 +91,8 @@ def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch)
     assert first(question + "\nlex: Suite::Runner") == "Suite::Runner"
     assert first(question + "\nlex: start_all Runner#run") == "Suite::Runner#start_all"  # a method name alone, as code
     assert first(question + "\nlex: Runner#run start_all") == "Runner#run"  # the order named
+    assert first(question + "\nlex: Runner#start_all") == "Suite::Runner#start_all"  # a partly qualified name
+    assert first(question + "\nlex: Suite::Runner#idle?") == "Suite::Runner#idle?"  # a predicate keeps its ?
     monkeypatch.setattr(hybrid, "NAMED_FIRST", False)
     assert first(question + "\nlex: workers Runner#run") == "Runner#workers"
 
@@ -100,3 +104,10 @@ def test_named_apis_keep_the_order_named_even_when_fusion_ranks_a_later_one_high
     whole = searcher.Found(keyword, None, None)
     fused = hybrid._fuse("hybrid", [("keyword", keyword)], 3, whole, [(_hit(1, 0.0), 1), (_hit(2, 0.0), 2)])
     assert [h.id for h in fused.hits] == [1, 2, 3]
+
+
+def test_an_empty_typed_part_does_not_swallow_the_next():
+    from gemdoc import hybrid
+
+    assert hybrid.parse("lex:\nvec: retry a job") == [("vec", "retry a job")]
+    assert hybrid.parse("how?\nlex: Foo#bar\nvec:") == [(None, "how?"), ("lex", "Foo#bar")]

@@ -29,8 +29,8 @@ def bundle(tmp_path):
                      "class", "runner"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
                      "lib/suite.rb", 5, "", "method", "start_all"),
-               Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.", "lib/suite.rb", 9,
-                     "", "method", "idle?")]  # fmt: skip
+               Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
+                     "lib/suite.rb", 9, "", "method", "idle?")]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())

@@ -169,15 +169,9 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
     found = []
     for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):
         ident = q.identifier(word.replace("/", "::")) if API_WORD.search(word) else None
-        if ident and _documented(bundle.conn, ident, scope):
+        if ident and searcher.entries_named(bundle.conn, ident, scope):
             found.append(word)
     return found
-
-
-def _documented(conn: sqlite3.Connection, ident: q.Identifier, scope: searcher.Scope) -> bool:
-    suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
-    rows = conn.execute("SELECT id, title FROM chunks WHERE name = ? AND source_type = 'ri'", [ident.name])
-    return any(r in scope and (t in ident.full_names or t.endswith(suffixes)) for r, t in rows)
 
 
 def _finish(reply: Reply, options: Options) -> Reply:

@@ -120,9 +120,7 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
     if ident is None:
         return []
-    suffixes = tuple(f"::{s}" for s in ident.full_names if "::" in s or "#" in s)  # `Template#expand`
-    return [r for r, title, _ in searcher._ri_entries(conn, ident.name)
-            if r in scope and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
+    return searcher.entries_named(conn, ident, scope)
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:

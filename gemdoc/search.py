@@ -32,6 +32,7 @@ import math
 import re
 import sqlite3
 import threading
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from gemdoc import evidence
@@ -301,10 +302,7 @@ def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None
 
 def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
     """``Sidekiq::Job`` names that class (or ``X::Sidekiq::Job``), not every method called ``job``."""
-    spellings = ident.full_names
-    suffixes = tuple(f"{sep}{spelling}" for spelling in spellings for sep in ("::", "#"))
-    weighed = [r for r, title, _ in _ri_entries(conn, ident.name)
-               if r in scores and (title in spellings or title.endswith(suffixes))]  # fmt: skip
+    weighed = entries_named(conn, ident, scores)
     for rowid in weighed:
         scores[rowid] *= NAMED_FACTOR
     return bool(weighed)
@@ -322,6 +320,14 @@ def _boost_identifier(
             bonus = EXACT_BONUS if named[rowid] else NAME_BONUS
             scores[rowid] = scores.get(rowid, 0.0) + bonus * top * (1.0 if documented else 0.5)
     return named
+
+
+def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Container[int]) -> list[int]:
+    """The API entries ``among`` the given ids that ``ident`` names: under that full name, or with it
+    as the tail of theirs (``Template#expand`` names ``Addressable::Template#expand``)."""
+    suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
+    return [r for r, title, _ in _ri_entries(conn, ident.name)
+            if r in among and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
 
 
 def _ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:

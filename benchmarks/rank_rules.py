@@ -40,6 +40,8 @@ RULES = {
     "locked_release": (searcher, "LOCKED_RELEASE_FACTOR", 3.0, 1.0),
     "clear_first_only": (hybrid, "FIRST_MARGIN", 1.5, 1.0),
     "named_first": (hybrid, "NAMED_FIRST", True, False),
+    "akin_names": (hybrid, "AKIN_NAMES", True, False),
+    "question_first": (hybrid, "QUESTION_FIRST", True, False),
 }
 
 

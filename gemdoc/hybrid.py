@@ -35,6 +35,14 @@ ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 # one entry) come first, in the order named.
 # Measured by benchmarks/rank_rules.py on the agent forms.
 NAMED_FIRST = True
+# A full name that picks no entry as written names the one RDoc files elsewhere: the other kind of
+# method, or the module under the owner that defines it (search.entries_akin). Agents name a method
+# on the class they call it on (``Zeitwerk::Loader#push_dir``), not where RDoc documents it.
+AKIN_NAMES = True
+# After the named entries, the question's own words (its untyped part) keep their keyword first place
+# as a query of one part does (first_place): a typed query adds guesses, it does not outvote the
+# question. Version questions gain most: the vector arm cannot tell 13.0.6's notes from 0.9.6's.
+QUESTION_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
 BARE_METHOD = re.compile(r"^[a-z]\w*_\w+[?!=]?$")  # a method name alone that reads as code: ``on_worker_boot``
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):[ \t]*", re.I)  # an empty part never swallows the next line
@@ -81,10 +89,13 @@ def query(
     mode = "keyword" if not vector_ready else "hybrid" if any(k in (None, "lex") for k, _ in parts) else "vector"
     whole = searcher.run(conn, " ".join(body for _, body in parts), gems, ARM_DEPTH)
     lists: list[tuple[str, list[searcher.Hit]]] = []
+    untyped: list[searcher.Hit] = []
     for kind, body in parts:
         if kind in (None, "lex"):
             hits = whole.hits if len(parts) == 1 else searcher.search(conn, body, gems, ARM_DEPTH)
             lists.append(("keyword", hits))
+            if kind is None:
+                untyped = hits
         if kind in (None, "vec", "hyde") and vector_ready:
             lists.append(("vector", vector_hits(conn, matrix, embedder, body, kind == "hyde", ARM_DEPTH)))
     one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
@@ -95,6 +106,9 @@ def query(
     elif NAMED_FIRST and len(parts) > 1:
         named = named_entries(conn, " ".join(body for kind, body in parts if kind == "lex"), gems)
         pinned = [(hit, place) for place, hit in enumerate(named, start=1)]
+        fresh = QUESTION_FIRST and untyped and untyped[0].id not in {hit.id for hit in named}
+        place = first_place(untyped, parts[0][1]) if fresh else 0
+        pinned += [(untyped[0], len(named) + place)] if place else []
     return _fuse(mode, lists, limit, whole, pinned)
 
 
@@ -120,7 +134,8 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
     if ident is None:
         return []
-    return searcher.entries_named(conn, ident, scope)
+    named = searcher.entries_named(conn, ident, scope)
+    return named if named or not AKIN_NAMES else searcher.entries_akin(conn, word, scope)
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:

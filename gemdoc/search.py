@@ -330,6 +330,26 @@ def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Containe
             if r in among and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
 
 
+METHOD_NAME = re.compile(r"^(.*[A-Za-z0-9_])(?:#|::|\.)([a-z_]\w*[?!=]?)$")  # Owner#method, Owner::method, Owner.method
+
+
+def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:
+    """The entries a method's full name points at when RDoc files it elsewhere: as the other kind
+    (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``), else in a module under
+    the owner's namespace that defines it (``Zeitwerk::Loader#push_dir`` is
+    ``Zeitwerk::Loader::Config#push_dir``). For a name that picks no entry as written."""
+    match = METHOD_NAME.match(name)
+    if not match:
+        return []
+    owner, method = match[1], match[2]
+    rows = [(r, title) for r, title, _ in _ri_entries(conn, method.lower()) if r in among]
+    same_owner = [r for r, title in rows if title in (f"{owner}#{method}", f"{owner}::{method}")]
+    if same_owner:
+        return same_owner
+    inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
+    return [r for r, title in rows if inner.fullmatch(title)]
+
+
 def _ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:
     """Every API entry with this short name: id, full name, and whether it has a comment."""
     return conn.execute("SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [name]).fetchall()

@@ -17,6 +17,10 @@ DOCS = [("Runner#workers", "The number of parallel workers the runner starts by 
         ("Runner#run", "Runs the suite, starting parallel workers.")] + [
        (f"Filler#m{i}", f"Filler method {i} says nothing of interest.") for i in range(60)]  # fmt: skip
 
+AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
+        ("Suite::Runner::Config#ignore", "Leaves a directory out."),
+        ("Suite::Runner::Paths#ignore", "Leaves a path out.")]  # fmt: skip
+
 
 @pytest.fixture
 def bundle(tmp_path):
@@ -31,6 +35,8 @@ def bundle(tmp_path):
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
                      "lib/suite.rb", 9, "", "method", "idle?")]  # fmt: skip
+    chunks += [Chunk("ri", t, t, body, "lib/suite/config.rb", n, "", "method", t.split("#")[-1]) for n, (t, body) in
+               enumerate(AKIN, start=1)]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())
@@ -111,3 +117,37 @@ def test_an_empty_typed_part_does_not_swallow_the_next():
 
     assert hybrid.parse("lex:\nvec: retry a job") == [("vec", "retry a job")]
     assert hybrid.parse("how?\nlex: Foo#bar\nvec:") == [(None, "how?"), ("lex", "Foo#bar")]
+
+
+def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bundle, monkeypatch):
+    """Agents name a method on the class they call it on, or as the other kind: ``Suite::Runner#push_dir``
+    is documented as ``Suite::Runner::Config#push_dir``, ``Suite::Runner.start_all`` as an instance method.
+    Where two modules under the owner define the method (``ignore``), the name picks nothing."""
+    from gemdoc import hybrid
+
+    def first(lex: str) -> str:
+        return hybrid.query(bundle.conn, f"how many parallel workers\nlex: {lex}", bundle.scope.gems, 5).hits[0].title
+
+    assert first("Suite::Runner#push_dir") == "Suite::Runner::Config#push_dir"
+    assert first("Suite::Runner.start_all") == "Suite::Runner#start_all"
+    assert first("Suite::Runner::start_all") == "Suite::Runner#start_all"
+    assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
+    assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
+    monkeypatch.setattr(hybrid, "AKIN_NAMES", False)
+    assert first("Suite::Runner#push_dir") != "Suite::Runner::Config#push_dir"
+
+
+def test_the_questions_own_clear_keyword_first_follows_the_named_entries(bundle, monkeypatch):
+    """In a typed query the untyped words keep their keyword first place, after what ``lex:`` names:
+    other parts add guesses, they do not outvote the question (here, the notes of the locked release)."""
+    from gemdoc import hybrid
+
+    def top(text: str) -> list[str]:
+        return [h.title for h in hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[:2]]
+
+    question = "Since upgrading, how many parallel workers does the runner start by default?"
+    assert titles(bundle, question)[0] == "History > 1.2.0"
+    assert top(f"{question}\nlex: runner start_all workers")[:2] == ["Suite::Runner#start_all", "History > 1.2.0"]
+    assert top(f"{question}\nlex: runner suite workers")[0] == "History > 1.2.0"
+    monkeypatch.setattr(hybrid, "QUESTION_FIRST", False)
+    assert "History > 1.2.0" not in top(f"{question}\nlex: runner start_all workers")

@@ -25,7 +25,7 @@ import common  # noqa: E402
 import questions  # noqa: E402
 import ruler  # noqa: E402
 
-from gemdoc import ask, evidence, hybrid, models, vectors  # noqa: E402
+from gemdoc import ask, evidence, hybrid, models, terms, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 from gemdoc.encoder import Embedder  # noqa: E402
 
@@ -73,24 +73,27 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
         "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
+        "code": terms.code_terms(" ".join(body for _, body in parts)),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
     }
 
 
-def refuses_form(read_: dict, absent_rule: bool) -> bool:
+def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None) -> bool:
     """The shipped gate on one agent form, with or without the rule that a technical term the bundle
-    never mentions overrules a rephrasing's evidence."""
-    shipped = evidence.ABSENT_SUBJECT_RULE
+    never mentions overrules a rephrasing's evidence, and its form that named APIs do not stop
+    (``insisted_rule``; None: as the absent-term rule)."""
+    shipped = evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE
     evidence.ABSENT_SUBJECT_RULE = absent_rule
+    evidence.INSISTED_SUBJECT_RULE = absent_rule if insisted_rule is None else insisted_rule
     try:
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        judged = evidence.judge(parts, read_["named"], None)
+        judged = evidence.judge(parts, read_["named"], None, code=read_["code"])
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-            judged = evidence.judge(parts, read_["named"], read_["cosine"])
+            judged = evidence.judge(parts, read_["named"], read_["cosine"], code=read_["code"])
         return judged.refused
     finally:
-        evidence.ABSENT_SUBJECT_RULE = shipped
+        evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE = shipped
 
 
 def all_bars() -> list[evidence.Bars]:
@@ -125,8 +128,8 @@ def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars
     return max(decisions, key=score)
 
 
-def form_figures(form_reads: list[dict], absent_rule: bool) -> dict:
-    refused = [refuses_form(r, absent_rule) for r in form_reads]
+def form_figures(form_reads: list[dict], absent_rule: bool, insisted_rule: bool | None = None) -> dict:
+    refused = [refuses_form(r, absent_rule, insisted_rule) for r in form_reads]
     return {s: figures([r for r in form_reads if r["split"] == s], [x for r, x in zip(form_reads, refused)
                                                                       if r["split"] == s])
             for s in questions.SPLITS}  # fmt: skip
@@ -185,8 +188,9 @@ def main() -> None:
                   "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True)},
         "search": {"previous": measured(PREVIOUS, False), "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False)},
-        "agent form": {name: form_figures(form_reads, rule) for name, rule in
-                       (("shipped", True), ("without the absent-term rule", False))},
+        "agent form": {name: form_figures(form_reads, *rules) for name, rules in
+                       (("shipped", (True,)), ("without the insisted-subject rule", (True, False)),
+                        ("without either absent-term rule", (False,)))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():

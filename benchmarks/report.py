@@ -174,9 +174,10 @@ def _evidence(e: dict) -> list[str]:
     return lines + [
         "",
         "The agent-form rows judge each question's agent form (`benchmarks/agent_forms.yaml`) with the shipped bars, "
-        "with and without the rule that a technical term no documentation in the bundle mentions overrules the "
-        "evidence of a typed query's other parts when none of them names a documented API. The rule has no bar of its "
-        "own: a technical term is one the rare-word bar above weighs fully.",
+        "with and without the rules that a technical term no documentation in the bundle mentions overrules the "
+        "evidence of a typed query's other parts when none of them names a documented API, and (insisted subject) "
+        "even when one does, if two parts or more say the term in words, not as code. The rules have no bar of "
+        "their own: a technical term is one the rare-word bar above weighs fully.",
         "",
     ]
 

@@ -143,9 +143,10 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix)
         lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
-    judged = evidence.judge(lexical, named, None)
+    code = q.code_terms(" ".join(body for _, body in parts))
+    judged = evidence.judge(lexical, named, None, code=code)
     if judged.refused and evidence.BARS.min_cosine <= 1 and embedder is not None and matrix is not None:
-        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix))
+        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code)
     return judged
 
 

@@ -16,7 +16,10 @@ and the question has evidence when any part has:
 
 One thing overrules a part's evidence: in a query of several parts, a technical term (one that
 weighs fully, see ``weight``) that the bundle never mentions, in any part, when no part names an API
-the bundle documents. An agent's rephrasing in the docs' everyday words ("keep a version history of
+the bundle documents; and even when one does, if two parts or more say it in words, not as code (the
+question and the agent's rephrasing both about "Kafka", around ``after_commit``). Named APIs are then
+the setting of the question, not its subject; a missing word written as code is a wrong guess at a
+name. An agent's rephrasing in the docs' everyday words ("keep a version history of
 model changes") always finds its words somewhere; the subject it rephrases ("PaperTrail") is what
 says whether the bundle covers the question. A single part has no such rephrasing: its coverage
 already weighs its missing terms.
@@ -28,11 +31,14 @@ and confirmed on its test questions (benchmarks/evidence_bars.py).
 
 import functools
 import re
+from collections import Counter
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
+INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
@@ -168,10 +174,12 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 
 
 def judge(
-    parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS
+    parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
+    code: Collection[str] = (),
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
-    evidence, an API named that the bundle documents, or a near enough chunk is enough."""
+    evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
+    query's terms written as code (terms.code_terms)."""
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
@@ -183,9 +191,16 @@ def judge(
         best.reason = None
     best.absent = absent_subjects([ev for _, ev in judged], bars)
     documented = named or any(ev.exact for _, ev in judged)  # ``lex: Nokogiri``: a class named exactly
-    if ABSENT_SUBJECT_RULE and len(judged) > 1 and not documented and best.absent:
+    insisted = INSISTED_SUBJECT_RULE and not set(insisted_subjects([ev for _, ev in judged], bars)) <= set(code)
+    if ABSENT_SUBJECT_RULE and len(judged) > 1 and best.absent and (insisted or not documented):
         best.reason = "too_little_of_the_query_matched"
     return best
+
+
+def insisted_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:
+    """The absent subjects (absent_subjects) two parts or more lack."""
+    lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars))
+    return [t for t, n in lacked.items() if n > 1]
 
 
 def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:

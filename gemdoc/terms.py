@@ -89,3 +89,8 @@ def identifier(text: str) -> Identifier | None:
         spellings.add(f"{match[1]}::{match[2]}")
     last = re.split(r"#|::|\.", text)[-1]
     return Identifier(tuple(sorted(spellings)), last.lower())
+
+
+def code_terms(text: str) -> set[str]:
+    """The terms of the words written as code (``Sequel::UniqueConstraintViolation``, ``after_commit``)."""
+    return {t.lower() for w in text[:MAX_QUERY_CHARS].split() if CODE.search(w) for t in TERM.findall(w)}

@@ -53,6 +53,25 @@ def test_a_technical_term_the_bundle_never_mentions_outweighs_a_rephrasing_in_co
     assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
 
 
+def test_a_missing_subject_two_parts_say_in_words_outweighs_a_named_api(project, monkeypatch):
+    """Named APIs beside a subject the bundle never mentions are its setting: when the question and the
+    agent's rephrasing both say "kafka", the query is refused. A missing word written as code
+    (``Kafka::DeliveryFailed``) is a wrong guess at a name, and the named API stands."""
+    insisted = "how do I publish each failed attempt to kafka\nlex: Retry#retry_on\nvec: publish failed jobs to kafka"
+    data = reply("query", "-C", str(project), insisted)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["kafka"]
+    as_code = ("my job raises Kafka::DeliveryFailed when it retries\nlex: Retry#retry_on Kafka::DeliveryFailed\n"
+               "vec: retry a job after Kafka::DeliveryFailed")  # fmt: skip
+    data = reply("query", "-C", str(project), as_code)
+    assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(project)
+    assert ask.semantic(bundle, insisted, ask.Options(), None, None, False).refused
+    monkeypatch.setattr(evidence, "INSISTED_SUBJECT_RULE", False)
+    assert not ask.semantic(bundle, insisted, ask.Options(), None, None, False).refused
+
+
 def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):
     named = reply("search", "-C", str(project), "does Retry#discard_on work with neural network gpu tensors")
     assert not named["refused"] and named["diagnosis"] is None

@@ -3,7 +3,8 @@
     python benchmarks/latency.py [--queries 300] [--synthetic 100000]
 
 Warm latency: the ruler's questions (known and absent), cycled to --queries, in-process
-(gemdoc.search) and whole-process (the `gemdoc search` command). Scale: a store of
+(gemdoc.search) and whole-process (the `gemdoc search` command of a regular install of this
+checkout, made in benchmarks/.work/latency-venv). Scale: a store of
 --synthetic chunks whose text is drawn from the benchmark store's own vocabulary: build
 time, re-index of one changed gem, store open time, peak RSS, query time.
 Results: benchmarks/results/latency.json.
@@ -58,7 +59,7 @@ def warm_latency(count: int) -> dict:
         start = time.perf_counter()
         searcher.search(conn, q, scope)
         in_process.append((time.perf_counter() - start) * 1000)
-    command = [shutil.which("gemdoc") or sys.executable, *([] if shutil.which("gemdoc") else ["-m", "gemdoc"])]
+    command = [installed_gemdoc()]
     whole = []
     for q in qs:
         start = time.perf_counter()
@@ -69,6 +70,18 @@ def warm_latency(count: int) -> dict:
         "in_process": summary(in_process),
         "whole_process": summary(whole),
     }
+
+
+def installed_gemdoc() -> str:
+    """The `gemdoc` command of a regular install of this checkout, as `pip install` gives users: an
+    editable install's import hook alone adds tens of milliseconds to every start."""
+    venv = common.WORK / "latency-venv"
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    if not (venv / "bin" / "gemdoc").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([*pip, str(common.ROOT.parent)], check=True)
+    subprocess.run([*pip, "--force-reinstall", "--no-deps", str(common.ROOT.parent)], check=True)  # this code
+    return str(venv / "bin" / "gemdoc")
 
 
 def vocabulary(limit: int = 40000) -> list[str]:

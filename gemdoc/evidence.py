@@ -191,16 +191,16 @@ def judge(
         best.reason = None
     best.absent = absent_subjects([ev for _, ev in judged], bars)
     documented = named or any(ev.exact for _, ev in judged)  # ``lex: Nokogiri``: a class named exactly
-    insisted = INSISTED_SUBJECT_RULE and not set(insisted_subjects([ev for _, ev in judged], bars)) <= set(code)
-    if ABSENT_SUBJECT_RULE and len(judged) > 1 and best.absent and (insisted or not documented):
+    several = [ev for _, ev in judged] if len(judged) > 1 else []
+    if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
         best.reason = "too_little_of_the_query_matched"
     return best
 
 
-def insisted_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:
-    """The absent subjects (absent_subjects) two parts or more lack."""
-    lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars))
-    return [t for t, n in lacked.items() if n > 1]
+def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) -> bool:
+    """Whether two parts or more lack the same absent subject (absent_subjects), said in words, not as code."""
+    lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars) if t not in code)
+    return INSISTED_SUBJECT_RULE and any(n > 1 for n in lacked.values())
 
 
 def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:

@@ -1,6 +1,7 @@
 """Ranking rules for questions in users' words (issue #14 item 3), each kept because it helped on the
 dev questions and test agreed (benchmarks/rank_rules.py). The store is filled directly (no Ruby)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ DOCS = [("Runner#workers", "The number of parallel workers the runner starts by 
 
 AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
         ("Suite::Runner::Config#ignore", "Leaves a directory out."),
-        ("Suite::Runner::Paths#ignore", "Leaves a path out.")]  # fmt: skip
+        ("Suite::Runner::Paths#ignore", "Leaves a path out."),
+        ("Suite::Runner::Config::new", "A config with the defaults.")]  # fmt: skip
 
 
 @pytest.fixture
@@ -35,8 +37,8 @@ def bundle(tmp_path):
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
                      "lib/suite.rb", 9, "", "method", "idle?")]  # fmt: skip
-    chunks += [Chunk("ri", t, t, body, "lib/suite/config.rb", n, "", "method", t.split("#")[-1]) for n, (t, body) in
-               enumerate(AKIN, start=1)]  # fmt: skip
+    chunks += [Chunk("ri", t, t, body, "lib/suite/config.rb", n, "", "method", re.split("#|::", t)[-1])
+               for n, (t, body) in enumerate(AKIN, start=1)]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
                for n, (v, body) in enumerate(NOTES, start=1)]  # fmt: skip
     writer = Writer(paths.store_path())
@@ -121,7 +123,8 @@ def test_an_empty_typed_part_does_not_swallow_the_next():
 
 def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bundle, monkeypatch):
     """Agents name a method on the class they call it on, or as the other kind: ``Suite::Runner#push_dir``
-    is documented as ``Suite::Runner::Config#push_dir``, ``Suite::Runner.start_all`` as an instance method.
+    is documented as ``Suite::Runner::Config#push_dir``, ``Suite::Runner.start_all`` as an instance method,
+    ``#initialize`` as ``::new``.
     Where two modules under the owner define the method (``ignore``), the name picks nothing."""
     from gemdoc import hybrid
 
@@ -131,6 +134,7 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Suite::Runner#push_dir") == "Suite::Runner::Config#push_dir"
     assert first("Suite::Runner.start_all") == "Suite::Runner#start_all"
     assert first("Suite::Runner::start_all") == "Suite::Runner#start_all"
+    assert first("Suite::Runner::Config#initialize") == "Suite::Runner::Config::new"  # RDoc files initialize as ::new
     assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
     monkeypatch.setattr(hybrid, "AKIN_NAMES", False)

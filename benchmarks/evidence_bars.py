@@ -73,7 +73,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
         "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
-        "code": terms.code_terms(" ".join(body for _, body in parts)),
+        "code": set().union(*(terms.code_terms(body) for _, body in parts)),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
     }
 

@@ -143,7 +143,7 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix)
         lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
-    code = q.code_terms(" ".join(body for _, body in parts))
+    code = set().union(*(q.code_terms(body) for _, body in parts))
     judged = evidence.judge(lexical, named, None, code=code)
     if judged.refused and evidence.BARS.min_cosine <= 1 and embedder is not None and matrix is not None:
         judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code)
@@ -165,7 +165,9 @@ def nearest_cosine(parts: list, embedder, matrix) -> float | None:
 
 def named_apis(bundle: Bundle, text: str) -> list[str]:
     """The words of ``text`` that name an API (``Rack::Builder#map``, ``WhereChain``, ``where_not``,
-    ``Style/StringLiterals``) the bundle documents under that name: evidence by themselves."""
+    ``Style/StringLiterals``) the bundle documents under that name: evidence by themselves. Unlike the
+    ``lex:`` pins, not the entries a name points at elsewhere (search.entries_akin): as evidence those
+    answered one more absent question on dev and no answerable one (benchmarks/evidence_bars.py)."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     found = []
     for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):

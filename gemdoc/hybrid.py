@@ -41,7 +41,8 @@ NAMED_FIRST = True
 AKIN_NAMES = True
 # After the named entries, the question's own words (its untyped part) keep their keyword first place
 # as a query of one part does (first_place): a typed query adds guesses, it does not outvote the
-# question. Version questions gain most: the vector arm cannot tell 13.0.6's notes from 0.9.6's.
+# question. Like every pin it goes no lower than that place, higher where fusion ranks it higher.
+# Version questions gain most: the vector arm cannot tell 13.0.6's notes from 0.9.6's.
 QUESTION_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
 BARE_METHOD = re.compile(r"^[a-z]\w*_\w+[?!=]?$")  # a method name alone that reads as code: ``on_worker_boot``

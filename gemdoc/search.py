@@ -338,14 +338,15 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``), else in a module under
     the owner's namespace that defines it (``Zeitwerk::Loader#push_dir`` is
     ``Zeitwerk::Loader::Config#push_dir``). For a name that picks no entry as written. RDoc files
-    a class's ``initialize`` as ``::new``."""
+    a class's ``initialize`` as its own ``::new``."""
     match = METHOD_NAME.match(name)
     if not match:
         return []
-    owner, method = match[1], "new" if match[2] == "initialize" else match[2]
+    constructor = match[2] == "initialize"
+    owner, method = match[1], "new" if constructor else match[2]
     rows = [(r, title) for r, title, _ in _ri_entries(conn, method.lower()) if r in among]
     same_owner = [r for r, title in rows if title in (f"{owner}#{method}", f"{owner}::{method}")]
-    if same_owner:
+    if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
     return [r for r, title in rows if inner.fullmatch(title)]

@@ -21,7 +21,8 @@ DOCS = [("Runner#workers", "The number of parallel workers the runner starts by 
 AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
         ("Suite::Runner::Config#ignore", "Leaves a directory out."),
         ("Suite::Runner::Paths#ignore", "Leaves a path out."),
-        ("Suite::Runner::Config::new", "A config with the defaults.")]  # fmt: skip
+        ("Suite::Runner::Config::new", "A config with the defaults."),
+        ("Suite::Runner::Paths::Store::new", "A store of paths.")]  # fmt: skip
 
 
 @pytest.fixture
@@ -135,6 +136,7 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Suite::Runner.start_all") == "Suite::Runner#start_all"
     assert first("Suite::Runner::start_all") == "Suite::Runner#start_all"
     assert first("Suite::Runner::Config#initialize") == "Suite::Runner::Config::new"  # RDoc files initialize as ::new
+    assert first("Suite::Runner::Paths#initialize") not in {t for t, _ in AKIN}  # not an inner class's constructor
     assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
     monkeypatch.setattr(hybrid, "AKIN_NAMES", False)

@@ -199,8 +199,10 @@ def judge(
 
 def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) -> bool:
     """Whether two parts or more lack the same absent subject (absent_subjects), said in words, not as code."""
+    if not INSISTED_SUBJECT_RULE:
+        return False
     lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars) if t not in code)
-    return INSISTED_SUBJECT_RULE and any(n > 1 for n in lacked.values())
+    return any(n > 1 for n in lacked.values())
 
 
 def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:

@@ -330,7 +330,8 @@ def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Containe
             if r in among and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
 
 
-METHOD_NAME = re.compile(r"^(.*[A-Za-z0-9_])(?:#|::|\.)([a-z_]\w*[?!=]?)$")  # Owner#method, Owner::method, Owner.method
+# Owner#method, Owner::method, Owner.method
+METHOD_NAME = re.compile(r"^(.*[A-Za-z0-9_])(?:#|::|\.)([a-z_]\w*[?!=]?)$")
 
 
 def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:

@@ -4,13 +4,14 @@
 
 Warm latency: the ruler's questions (known and absent), cycled to --queries, in-process
 (gemdoc.search) and whole-process (the `gemdoc search` command of a regular install of this
-checkout, made in benchmarks/.work/latency-venv). Scale: a store of
+checkout, made in benchmarks/.work/latency-venv, and the same search through the click command). Scale: a store of
 --synthetic chunks whose text is drawn from the benchmark store's own vocabulary: build
 time, re-index of one changed gem, store open time, peak RSS, query time.
 Results: benchmarks/results/latency.json.
 """
 
 import argparse
+import os
 import random
 import resource
 import shutil
@@ -59,17 +60,30 @@ def warm_latency(count: int) -> dict:
         start = time.perf_counter()
         searcher.search(conn, q, scope)
         in_process.append((time.perf_counter() - start) * 1000)
-    command = [installed_gemdoc()]
-    whole = []
-    for q in qs:
-        start = time.perf_counter()
-        subprocess.run([*command, "search", "--project", str(common.CORPUS), q], capture_output=True, check=True)
-        whole.append((time.perf_counter() - start) * 1000)
+    whole = whole_process(qs)
     return {
         "fingerprint": common.fingerprint(conn, scope),
         "in_process": summary(in_process),
-        "whole_process": summary(whole),
+        "whole_process": summary(whole["gemdoc"]),
+        "whole_process_click": summary(whole["click"]),
     }
+
+
+def whole_process(qs: list[str]) -> dict[str, list[float]]:
+    """`gemdoc search` per question, and the same search through the click command (the path every
+    other command takes), interleaved so that both see the same machine."""
+    gemdoc = installed_gemdoc()
+    python = str(Path(gemdoc).with_name("python"))
+    ways = {"gemdoc": [gemdoc], "click": [python, "-c", "from gemdoc.cli import main; main()"]}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a checkout on the path is not what users run
+    samples: dict[str, list[float]] = {way: [] for way in ways}
+    for q in qs:
+        for way, command in ways.items():
+            start = time.perf_counter()
+            argv = [*command, "search", "--project", str(common.CORPUS), q]
+            subprocess.run(argv, capture_output=True, check=True, env=env, cwd=common.WORK)
+            samples[way].append((time.perf_counter() - start) * 1000)
+    return samples
 
 
 def installed_gemdoc() -> str:
@@ -150,6 +164,8 @@ def main() -> None:
     print(f"warm, corpus {fp['gems']} gems / {fp['chunks']} chunks / {fp['digest']}:")
     print(f"  in-process    median {warm['in_process']['median_ms']} ms, p95 {warm['in_process']['p95_ms']} ms")
     print(f"  whole process median {warm['whole_process']['median_ms']} ms, p95 {warm['whole_process']['p95_ms']} ms")
+    click = warm["whole_process_click"]
+    print(f"  through click median {click['median_ms']} ms, p95 {click['p95_ms']} ms")
     print(f"synthetic {big['chunks']} chunks: build {big['build_s']} s, one gem re-indexed {big['reindex_one_gem_s']} s, "
           f"open {big['store_open_ms']} ms, {big['store_mib']} MiB, peak RSS {big['peak_rss_mib']} MiB, "
           f"query median {big['query']['median_ms']} ms p95 {big['query']['p95_ms']} ms")

@@ -1,3 +1,3 @@
-from gemdoc.cli import main
+from gemdoc.shell import main
 
 main()

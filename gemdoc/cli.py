@@ -1,19 +1,30 @@
 """The command line: a thin shell over the library (indexer, search, status)."""
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
 import click
 
-from gemdoc import __version__
+from gemdoc import __version__, shell
 from gemdoc.errors import GemdocError
 
-PROJECT = click.option(
-    "--project", "-C", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="The Ruby project (default: the nearest directory with a Gemfile.lock).",
-)  # fmt: skip
+
+def _click_option(option: shell.Option):
+    """A click option from shell.py's table, so `gemdoc search`'s click-free parser reads the same options."""
+    if option.kind == "flag":
+        return click.option(*option.flags, option.dest, is_flag=True, help=option.help)
+    if option.kind == "int":
+        kind = click.IntRange(*option.bounds, clamp=True)
+    elif option.kind == "dir":
+        kind = click.Path(file_okay=False, path_type=Path)
+    else:
+        kind = {"float": float, "str": str}[option.kind]
+    return click.option(*option.flags, option.dest, type=kind, default=option.default,
+                        show_default=option.show_default, metavar=option.metavar, help=option.help)
+
+
+PROJECT = _click_option(shell.PROJECT)
 
 
 class Gemdoc(click.Group):
@@ -27,38 +38,13 @@ class Gemdoc(click.Group):
         return sorted(self.commands, key=lambda name: (self.ORDER.index(name) if name in self.ORDER else 99, name))
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except GemdocError as exc:
-            click.echo(f"gemdoc: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except sqlite3.DatabaseError as exc:
-            from gemdoc import damage, paths
-
-            problem = damage.explain(paths.store_path(), exc)
-            if problem is None:
-                raise
-            click.echo(f"gemdoc: {problem}", err=True)
-            sys.exit(problem.exit_code)
-        except KeyboardInterrupt:
-            click.echo("gemdoc: interrupted; finished gems are stored, run the command again to finish", err=True)
-            sys.exit(130)
+        return shell.guarded(lambda: super(Gemdoc, self).invoke(ctx))
 
 
 @click.group(cls=Gemdoc)
 @click.version_option(__version__, "--version", prog_name="gemdoc")
 def main() -> None:
     """Offline search over the documentation of the exact gems in your Gemfile.lock."""
-
-
-def _project(project_dir: Path | None, explicit: bool = True) -> Path:
-    """The project root. An explicit command run in a project trusts it (see trust.py)."""
-    from gemdoc import project, trust
-
-    root = project.root(project_dir or Path.cwd())
-    if explicit:
-        trust.grant(root, trust.USE)
-    return root
 
 
 JOBS = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel RDoc workers [default: cores].")
@@ -79,7 +65,7 @@ QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary
 @QUIET
 def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) -> None:
     """Index the documentation of the gems in Gemfile.lock."""
-    _index(_project(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
+    _index(shell.project(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
 
 
 @main.command()
@@ -89,7 +75,7 @@ def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) 
 @QUIET
 def reindex(project_dir, jobs, dry_run, quiet) -> None:
     """Rebuild this project's index from scratch (also after a store schema change)."""
-    _index(_project(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
+    _index(shell.project(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
 
 
 def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=False) -> None:
@@ -132,19 +118,7 @@ def _summary(report) -> str:
     return f"{len(report.outcomes)} gems: {', '.join(counts) or 'nothing to do'} · {chunks} chunks written · {report.seconds:.1f}s"
 
 
-RESULTS = [
-    click.argument("query", nargs=-1, required=True),
-    PROJECT,
-    click.option("-n", "limit", type=click.IntRange(1, 100, clamp=True), default=10, show_default=True, help="Results."),
-    click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (see README)."),
-    click.option("--files", "as_files", is_flag=True, help="Print one `gem@version path:line` per result."),
-    click.option("--explain", is_flag=True, help="Per result: arms and ranks, matched terms, field contributions."),
-    click.option("--min-score", type=float, default=None, help="Drop results scoring below this (scale differs per command)."),
-    click.option("--max-chars", type=click.IntRange(500, 200_000, clamp=True), default=12_000, show_default=True,
-                 help="Character budget for the whole reply; results past it are counted, not printed."),
-    click.option("--no-refusal", is_flag=True, help="Rank even when the bundle shows no evidence for the question."),
-    click.option("--gem", "gem", metavar="NAME", default=None, help="Search only this gem of the bundle."),
-]  # fmt: skip
+RESULTS = [click.argument("query", nargs=-1, required=True)] + [_click_option(o) for o in shell.RESULT_OPTIONS]
 
 
 def results_options(command):
@@ -153,44 +127,11 @@ def results_options(command):
     return command
 
 
-def _bundle(project_dir, gem: str | None = None):
-    """This project's bundle (or its one gem ``gem``), warning on stderr when the index is stale."""
-    from gemdoc import ask
-
-    bundle = ask.open_bundle(_project(project_dir))
-    if bundle.scope.stale:
-        click.echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
-    return ask.only_gem(bundle, gem)
-
-
-def _options(limit, explain, min_score, max_chars, no_refusal):
-    from gemdoc import ask
-
-    return ask.Options(limit, max_chars, min_score, explain, not no_refusal)
-
-
-def _print(reply, options, as_json: bool, as_files: bool) -> None:
-    from gemdoc import render
-
-    if as_json:
-        click.echo(render.results_json(reply, options))
-    elif as_files:
-        if reply.hits:
-            click.echo(render.results_files(reply))
-        elif reply.refused:
-            click.echo(render.refusal_text(reply), err=True)  # stdout stays a list of files
-    else:
-        click.echo(render.results_text(reply, options))
-
-
 @main.command()
 @results_options
 def search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Keyword search in this bundle's documentation (no model, no network)."""
-    from gemdoc import ask
-
-    options = _options(limit, explain, min_score, max_chars, no_refusal)
-    _print(ask.keyword(_bundle(project_dir, gem), " ".join(query), options), options, as_json, as_files)
+    shell.search(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem)
 
 
 @main.command()
@@ -206,7 +147,7 @@ def embed(project_dir, force, quiet) -> None:
     from gemdoc import embed as embedding
 
     progress = None if quiet else _embed_progress()
-    report = embedding.embed_project(_project(project_dir), force, progress)
+    report = embedding.embed_project(shell.project(project_dir), force, progress)
     pending = f", {report.failed} failed and stay pending" if report.failed else ""
     click.echo(
         f"embedded {report.embedded} chunks ({report.already} already had vectors{pending}) "
@@ -250,7 +191,7 @@ def _vector_arm(bundle, required: bool):
 @results_options
 def vsearch(query, project_dir, limit, as_json, as_files, explain, min_score, max_chars, no_refusal, gem) -> None:
     """Vector search only; needs `gemdoc embed` first, never downloads."""
-    options = _options(limit, explain, min_score, max_chars, no_refusal)
+    options = shell.options(limit, explain, min_score, max_chars, no_refusal)
     _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=True)
 
 
@@ -260,7 +201,7 @@ def query(query, project_dir, limit, as_json, as_files, explain, min_score, max_
     """Hybrid search: keyword and vector arms fused. Typed parts route one arm: `lex:` API names
     (keyword arm), `vec:` the question in the docs' words, `hyde:` a passage that would answer it
     (vector arm); untyped text, the question as asked, goes to both."""
-    options = _options(limit, explain, min_score, max_chars, no_refusal)
+    options = shell.options(limit, explain, min_score, max_chars, no_refusal)
     _semantic(" ".join(query), project_dir, gem, options, as_json, as_files, vector_only=False)
 
 
@@ -268,13 +209,13 @@ def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: boo
     from gemdoc import ask
 
     ask.clean(text)  # a usage error (a query without words) comes before any model or vector
-    bundle = _bundle(project_dir, gem)
+    bundle = shell.bundle(project_dir, gem)
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:
         click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
         reply.notes.append(f"answered by keyword alone: {missing}")
-    _print(reply, options, as_json, as_files)
+    shell.show_reply(reply, options, as_json, as_files)
 
 
 @main.command()
@@ -287,7 +228,7 @@ def show(address, project_dir, source, context) -> None:
     """Print the chunk a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, or its source lines."""
     from gemdoc import ask
 
-    click.echo(ask.show(ask.open_bundle(_project(project_dir)), address, source, context))
+    click.echo(ask.show(ask.open_bundle(shell.project(project_dir)), address, source, context))
 
 
 @main.command()
@@ -326,7 +267,7 @@ def init(project_dir, no_auto_index) -> None:
     """Set up this project: .gemdoc.yml, trust, and the Bundler plugin that indexes on install."""
     from gemdoc import bootstrap
 
-    for line in bootstrap.init(_project(project_dir, explicit=False), auto_index=not no_auto_index):
+    for line in bootstrap.init(shell.project(project_dir, explicit=False), auto_index=not no_auto_index):
         click.echo(line)
 
 
@@ -338,7 +279,7 @@ def hook(project_dir, lockfile) -> None:
     """Run by the Bundler plugin after install/add/update: index new gem versions of a trusted project."""
     from gemdoc import hook as bundler_hook
 
-    for line in bundler_hook.run(_project(project_dir, explicit=False), lockfile):
+    for line in bundler_hook.run(shell.project(project_dir, explicit=False), lockfile):
         click.echo(line)
 
 
@@ -352,7 +293,7 @@ def trust(ctx, project_dir) -> None:
 
     if ctx.invoked_subcommand:
         return
-    root = _project(project_dir, explicit=False)
+    root = shell.project(project_dir, explicit=False)
     changed = trusting.grant(root, trusting.EXPLICIT)
     click.echo(f"{'trusted' if changed else 'unchanged: already trusted'}: {root}")
 
@@ -375,7 +316,7 @@ def trust_revoke(path) -> None:
     """Withdraw trust from PATH (default: this project)."""
     from gemdoc import trust as trusting
 
-    root = path.resolve() if path else _project(None, explicit=False)
+    root = path.resolve() if path else shell.project(None, explicit=False)
     if not trusting.revoke(root):
         raise GemdocError(f"{root} was not trusted (see `gemdoc trust list`)")
     click.echo(f"revoked: {root}")

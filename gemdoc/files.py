@@ -5,7 +5,6 @@ file within a size cap, and writing a small file atomically.
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -52,6 +51,8 @@ def read_capped(path: Path, limit: int) -> bytes:
 def write_atomic(path: Path, text: str) -> None:
     """Write to a temporary file beside ``path``, then rename: a reader sees the old file or the
     new one, never half of one."""
+    import tempfile  # only writers need it, and `gemdoc search` starts faster without it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -42,6 +42,7 @@ RULES = {
     "named_first": (hybrid, "NAMED_FIRST", True, False),
     "akin_names": (hybrid, "AKIN_NAMES", True, False),
     "question_first": (hybrid, "QUESTION_FIRST", True, False),
+    "scene_half": (searcher, "SCENE_WEIGHT", 0.5, 1.0),
 }
 
 

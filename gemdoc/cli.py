@@ -1,4 +1,5 @@
-"""The command line: a thin shell over the library (indexer, search, status)."""
+"""The click command line, a thin layer over the library (indexer, search, status): every command
+but a plain `gemdoc search`, which shell.py runs without importing click."""
 
 import json
 import sys
@@ -65,7 +66,7 @@ QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary
 @QUIET
 def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) -> None:
     """Index the documentation of the gems in Gemfile.lock."""
-    _index(shell.project(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
+    _index(shell.project_root(project_dir), include_all, all_languages, jobs, dry_run, force, quiet)
 
 
 @main.command()
@@ -75,7 +76,7 @@ def index(project_dir, include_all, all_languages, jobs, dry_run, force, quiet) 
 @QUIET
 def reindex(project_dir, jobs, dry_run, quiet) -> None:
     """Rebuild this project's index from scratch (also after a store schema change)."""
-    _index(shell.project(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
+    _index(shell.project_root(project_dir), None, None, jobs, dry_run, True, quiet, rebuild=True)
 
 
 def _index(project, scope, all_languages, jobs, dry_run, force, quiet, rebuild=False) -> None:
@@ -147,7 +148,7 @@ def embed(project_dir, force, quiet) -> None:
     from gemdoc import embed as embedding
 
     progress = None if quiet else _embed_progress()
-    report = embedding.embed_project(shell.project(project_dir), force, progress)
+    report = embedding.embed_project(shell.project_root(project_dir), force, progress)
     pending = f", {report.failed} failed and stay pending" if report.failed else ""
     click.echo(
         f"embedded {report.embedded} chunks ({report.already} already had vectors{pending}) "
@@ -228,7 +229,7 @@ def show(address, project_dir, source, context) -> None:
     """Print the chunk a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, or its source lines."""
     from gemdoc import ask
 
-    click.echo(ask.show(ask.open_bundle(shell.project(project_dir)), address, source, context))
+    click.echo(ask.show(ask.open_bundle(shell.project_root(project_dir)), address, source, context))
 
 
 @main.command()
@@ -267,7 +268,7 @@ def init(project_dir, no_auto_index) -> None:
     """Set up this project: .gemdoc.yml, trust, and the Bundler plugin that indexes on install."""
     from gemdoc import bootstrap
 
-    for line in bootstrap.init(shell.project(project_dir, explicit=False), auto_index=not no_auto_index):
+    for line in bootstrap.init(shell.project_root(project_dir, explicit=False), auto_index=not no_auto_index):
         click.echo(line)
 
 
@@ -279,7 +280,7 @@ def hook(project_dir, lockfile) -> None:
     """Run by the Bundler plugin after install/add/update: index new gem versions of a trusted project."""
     from gemdoc import hook as bundler_hook
 
-    for line in bundler_hook.run(shell.project(project_dir, explicit=False), lockfile):
+    for line in bundler_hook.run(shell.project_root(project_dir, explicit=False), lockfile):
         click.echo(line)
 
 
@@ -293,7 +294,7 @@ def trust(ctx, project_dir) -> None:
 
     if ctx.invoked_subcommand:
         return
-    root = shell.project(project_dir, explicit=False)
+    root = shell.project_root(project_dir, explicit=False)
     changed = trusting.grant(root, trusting.EXPLICIT)
     click.echo(f"{'trusted' if changed else 'unchanged: already trusted'}: {root}")
 
@@ -316,7 +317,7 @@ def trust_revoke(path) -> None:
     """Withdraw trust from PATH (default: this project)."""
     from gemdoc import trust as trusting
 
-    root = path.resolve() if path else shell.project(None, explicit=False)
+    root = path.resolve() if path else shell.project_root(None, explicit=False)
     if not trusting.revoke(root):
         raise GemdocError(f"{root} was not trusted (see `gemdoc trust list`)")
     click.echo(f"revoked: {root}")

@@ -56,6 +56,8 @@ UPGRADE = re.compile(
 )
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
+SCENE_WEIGHT = 0.5  # a term said only where a question sets the scene (rank_rules.py; 0.25 and 0.75 did worse on dev)
+SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # not inside `json.array! jbuilder`
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
@@ -90,6 +92,7 @@ class Plan:
     absent_idf: float  # the rarity of a term the store does not hold
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
+    weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
 
 
 class Scope:
@@ -156,7 +159,20 @@ def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
     kept = [t for t in terms if df[t] and t not in ubiquitous] or ubiquitous
     idf = {t: _idf(total, df[t]) for t in terms if df[t]}
     postings = {t: _postings(conn, t, df[t], total) for t in kept}
-    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings)
+    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings, weight=scene_weights(text, kept))
+
+
+def scene_weights(text: str, kept: list[str]) -> dict[str, float]:
+    """Terms said only in the sentences that set the scene ("Our nightly build runs in a container."),
+    not in the one that asks (the last ending in ``?``, else the last): they count SCENE_WEIGHT."""
+    if SCENE_WEIGHT == 1.0:
+        return {}
+    sentences = [s for s in SENTENCE_END.split(text[: q.MAX_QUERY_CHARS]) if s.strip()]
+    if len(sentences) < 2:
+        return {}
+    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
+    in_ask = set(q.terms(asked[-1]))
+    return {t: SCENE_WEIGHT for t in kept if t not in in_ask}
 
 
 def _df(conn: sqlite3.Connection, stem: str) -> int:
@@ -268,17 +284,19 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
     sums: dict[int, float] = {}
     rarity: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
+    weighed: dict[int, float] = {}
     for term in p.kept:
-        idf = p.idf[term]
+        idf, weight = p.idf[term], p.weight.get(term, 1.0)
         for rowid, score in p.postings[term].items():
             if rowid in sums:
-                sums[rowid] += score
+                sums[rowid] += score * weight
                 rarity[rowid] += idf
+                weighed[rowid] += idf * weight
                 matched[rowid].append(term)
             else:
-                sums[rowid], rarity[rowid], matched[rowid] = score, idf, [term]
-    total_idf = sum(p.idf[t] for t in p.kept) or 1.0
-    scores = {r: sums[r] * (rarity[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
+                sums[rowid], rarity[rowid], weighed[rowid], matched[rowid] = score * weight, idf, idf * weight, [term]
+    total_idf = sum(p.idf[t] * p.weight.get(t, 1.0) for t in p.kept) or 1.0
+    scores = {r: sums[r] * (weighed[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
     return scores, matched, max((rarity[r] for r in scores), default=0.0)
 
 
@@ -373,10 +391,10 @@ def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dic
             )
             for rowid, value in rows:
                 fields[rowid][column] = round(value, 4)
-    kept_idf = sum(p.idf[t] for t in p.kept) or 1.0
+    kept_idf = sum(p.idf[t] * p.weight.get(t, 1.0) for t in p.kept) or 1.0
     out = {}
     for hit in hits:
-        share = sum(p.idf.get(t, 0.0) for t in hit.matched if t in p.kept) / kept_idf
+        share = sum(p.idf[t] * p.weight.get(t, 1.0) for t in hit.matched if t in p.kept) / kept_idf
         out[hit.id] = {"matched": hit.matched, "fields": fields.get(hit.id, {}), "coverage": round(share, 4),
                        "coverage_factor": round(share**COVERAGE_POWER, 4)}  # fmt: skip
     return out

@@ -15,8 +15,8 @@ from gemdoc.errors import GemdocError
 
 
 class Option:
-    """One option of the result commands (search, query, vsearch): cli.py makes it a click option,
-    `parse` reads it without click."""
+    """An option of `gemdoc search` (query and vsearch share the table, and PROJECT serves every
+    command): cli.py makes it a click option, `parse` reads it without click."""
 
     __slots__ = ("dest", "flags", "kind", "default", "bounds", "help", "metavar", "show_default")
 
@@ -37,8 +37,9 @@ class Option:
                 return float(text)
         except ValueError:
             return None
-        if self.kind == "dir":
-            return None if os.path.isfile(text) else Path(text)  # click.Path(file_okay=False)
+        if self.kind == "dir":  # click.Path(file_okay=False): an existing path must be a readable directory
+            taken = not os.path.exists(text) or (os.path.isdir(text) and os.access(text, os.R_OK))
+            return Path(text) if taken else None
         return text
 
 
@@ -84,7 +85,8 @@ def _take(arg: str, rest, by_flag: dict[str, Option], params: dict) -> bool:
     if option.kind == "flag":
         params[option.dest] = True
         return True
-    value = option.convert(inline if equals else next(rest, "-"))
+    text = inline if equals else next(rest, None)
+    value = None if text is None else option.convert(text)  # no value at all: click says so
     params[option.dest] = value
     return value is not None
 
@@ -110,15 +112,24 @@ def guarded(run):
 
 
 def echo(text: str, err: bool = False) -> None:
-    print(text, file=sys.stderr if err else sys.stdout)
+    """A line out, as click.echo writes it: UTF-8 where the stream cannot encode the text (an ASCII
+    locale), and flushed at once, so a reader that went away fails the command, where both entry
+    paths handle it, not the interpreter's exit."""
+    stream = sys.stderr if err else sys.stdout
+    line = text + "\n"
+    try:
+        stream.write(line)
+    except UnicodeEncodeError:
+        stream.flush()
+        stream.buffer.write(line.encode("utf-8", "replace"))
+    stream.flush()
 
 
-def project(project_dir: Path | None, explicit: bool = True) -> Path:
+def project_root(project_dir: Path | None, explicit: bool = True) -> Path:
     """The project root. An explicit command run in a project trusts it (see trust.py)."""
-    from gemdoc import project as projects
-    from gemdoc import trust
+    from gemdoc import project, trust
 
-    root = projects.root(project_dir or Path.cwd())
+    root = project.root(project_dir or Path.cwd())
     if explicit:
         trust.grant(root, trust.USE)
     return root
@@ -128,7 +139,7 @@ def bundle(project_dir: Path | None, gem: str | None = None):
     """This project's bundle (or its one gem ``gem``), warning on stderr when the index is stale."""
     from gemdoc import ask
 
-    opened = ask.open_bundle(project(project_dir))
+    opened = ask.open_bundle(project_root(project_dir))
     if opened.scope.stale:
         echo("gemdoc: Gemfile.lock changed since the last index; run `gemdoc index`", err=True)
     return ask.only_gem(opened, gem)

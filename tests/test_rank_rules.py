@@ -18,6 +18,8 @@ DOCS = [("Runner#workers", "The number of parallel workers the runner starts by 
         ("Runner#run", "Runs the suite, starting parallel workers.")] + [
        (f"Filler#m{i}", f"Filler method {i} says nothing of interest.") for i in range(60)]  # fmt: skip
 
+SCENE = [("Image#nightly", "Nightly builds happen in a container image, one build each night."),
+         ("Pool#size", "The pool size says how many threads serve requests.")]  # fmt: skip
 AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
         ("Suite::Runner::Config#ignore", "Leaves a directory out."),
         ("Suite::Runner::Paths#ignore", "Leaves a path out."),
@@ -31,7 +33,7 @@ def bundle(tmp_path):
     app.mkdir()
     (app / "Gemfile.lock").write_text("GEM\n  specs:\n    runner (1.2.0)\n\nDEPENDENCIES\n  runner\n")
     chunks = [Chunk("ri", t, t, body, "lib/runner.rb", n, "", "method", t.split("#")[-1])
-              for n, (t, body) in enumerate(DOCS, start=1)]  # fmt: skip
+              for n, (t, body) in enumerate(DOCS + SCENE, start=1)]  # fmt: skip
     chunks += [Chunk("ri", "Suite::Runner", "Suite::Runner", "The suite's own runner class.", "lib/suite.rb", 1, "",
                      "class", "runner"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
@@ -157,3 +159,18 @@ def test_the_questions_own_clear_keyword_first_follows_the_named_entries(bundle,
     assert top(f"{question}\nlex: runner suite workers")[0] == "History > 1.2.0"
     monkeypatch.setattr(hybrid, "QUESTION_FIRST", False)
     assert "History > 1.2.0" not in top(f"{question}\nlex: runner start_all workers")
+
+
+def test_words_that_only_set_the_scene_weigh_less_than_the_asking_sentence(bundle, monkeypatch):
+    """"Our nightly build runs in a container image" says where the user is; the sentence that asks
+    says what they want. Words only in the scene count half."""
+    scene, ask = "Our nightly build runs in a container image.", "How do I change the pool size for threads?"
+    assert titles(bundle, f"{scene} {ask}")[0] == "Pool#size"
+    assert titles(bundle, f"{ask} {scene}")[0] == "Pool#size"  # the sentence that asks, wherever it stands
+    monkeypatch.setattr(searcher, "SCENE_WEIGHT", 1.0)
+    assert titles(bundle, f"{scene} {ask}")[0] == "Image#nightly"
+
+
+@pytest.mark.parametrize("text", ["json.array! jbuilder", "Array#empty? vs any?", "how do I retry a job"])
+def test_a_bang_or_predicate_method_does_not_end_a_sentence(text):
+    assert searcher.scene_weights(text, searcher.q.terms(text)) == {}

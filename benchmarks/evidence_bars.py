@@ -75,22 +75,25 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
         "code": set().union(*(terms.code_terms(body) for _, body in parts)),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
+        "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
+                                                                     matrix),
     }
 
 
-def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None) -> bool:
+def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None, floor: bool = True) -> bool:
     """The shipped gate on one agent form, with or without the rule that a technical term the bundle
-    never mentions overrules a rephrasing's evidence, and its form that named APIs do not stop
-    (``insisted_rule``; None: as the absent-term rule)."""
+    never mentions overrules a rephrasing's evidence, its form that named APIs do not stop
+    (``insisted_rule``; None: as the absent-term rule), and the floor on the ``vec:`` part's cosine."""
     shipped = evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE
     evidence.ABSENT_SUBJECT_RULE = absent_rule
     evidence.INSISTED_SUBJECT_RULE = absent_rule if insisted_rule is None else insisted_rule
+    rephrasing = read_["rephrasing"] if floor else None
     try:
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        judged = evidence.judge(parts, read_["named"], None, code=read_["code"])
+        judged = evidence.judge(parts, read_["named"], None, code=read_["code"], rephrasing=rephrasing)
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-            judged = evidence.judge(parts, read_["named"], read_["cosine"], code=read_["code"])
+            judged = evidence.judge(parts, read_["named"], read_["cosine"], code=read_["code"], rephrasing=rephrasing)
         return judged.refused
     finally:
         evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE = shipped
@@ -128,8 +131,9 @@ def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars
     return max(decisions, key=score)
 
 
-def form_figures(form_reads: list[dict], absent_rule: bool, insisted_rule: bool | None = None) -> dict:
-    refused = [refuses_form(r, absent_rule, insisted_rule) for r in form_reads]
+def form_figures(form_reads: list[dict], absent_rule: bool, insisted_rule: bool | None = None,
+                 floor: bool = True) -> dict:
+    refused = [refuses_form(r, absent_rule, insisted_rule, floor) for r in form_reads]
     return {s: figures([r for r in form_reads if r["split"] == s], [x for r, x in zip(form_reads, refused)
                                                                       if r["split"] == s])
             for s in questions.SPLITS}  # fmt: skip
@@ -183,13 +187,15 @@ def main() -> None:
         "chosen": dataclasses.asdict(chosen),
         "cross_validated_dev": cross_validate(decisions, reads, split["dev"]),
         "shipped": dataclasses.asdict(evidence.BARS),
+        "rephrasing_floor": evidence.REPHRASING_FLOOR,
         "query": {"ungated": {s: figures([reads[i] for i in idx], [False] * len(idx)) for s, idx in split.items()},
                   "previous": measured(PREVIOUS, True),
                   "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True)},
         "search": {"previous": measured(PREVIOUS, False), "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False)},
         "agent form": {name: form_figures(form_reads, *rules) for name, rules in
-                       (("shipped", (True,)), ("without the insisted-subject rule", (True, False)),
+                       (("shipped", (True,)), ("without the rephrasing floor", (True, None, False)),
+                        ("without the insisted-subject rule", (True, False)),
                         ("without either absent-term rule", (False,)))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):

@@ -177,7 +177,10 @@ def _evidence(e: dict) -> list[str]:
         "with and without the rules that a technical term no documentation in the bundle mentions overrules the "
         "evidence of a typed query's other parts when none of them names a documented API, and (insisted subject) "
         "even when one does, if two parts or more say the term in words, not as code. The rules have no bar of "
-        "their own: a technical term is one the rare-word bar above weighs fully.",
+        "their own: a technical term is one the rare-word bar above weighs fully. The rephrasing floor refuses a "
+        "typed query whose `vec:` part has no chunk within cosine "
+        f"{e.get('rephrasing_floor', 0.45)} of it: the highest floor, in steps of 0.05, that refused at most 2% of the "
+        "answerable dev forms.",
         "",
     ]
 

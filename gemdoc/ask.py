@@ -131,12 +131,14 @@ def semantic(bundle: Bundle, text: str, options: Options, embedder, matrix, vect
     routed = f"vec: {text}" if vector_only else text
     reply = hybrid.query(bundle.conn, routed, bundle.scope.gems, options.limit, embedder, matrix)
     parts = hybrid.parse(routed) or [(None, routed)]
-    judged = _judge_parts(bundle, parts, reply.evidence, embedder, matrix)
+    rephrased = [(kind, body) for kind, body in hybrid.parse(text) if kind == "vec"]  # the agent's, not vsearch's
+    judged = _judge_parts(bundle, parts, reply.evidence, embedder, matrix, rephrased)
     return _finish(Reply(text, reply.mode, reply.hits, reply.arms, judged, bundle, reply.plan, notes), options)
 
 
-def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix) -> Evidence:
-    """Each typed part judged on its own; the nearest chunk's cosine only when the words alone refuse."""
+def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix, rephrased: list) -> Evidence:
+    """Each typed part judged on its own; the nearest chunk's cosine only when the words alone refuse.
+    ``rephrased``: the query's own ``vec:`` parts, whose nearest chunk must come close enough."""
     if len(parts) == 1:
         lexical = [(parts[0][0], whole)]
     else:
@@ -144,14 +146,18 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
     code = set().union(*(q.code_terms(body) for _, body in parts))
-    judged = evidence.judge(lexical, named, None, code=code)
-    if judged.refused and evidence.BARS.min_cosine <= 1 and embedder is not None and matrix is not None:
-        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code)
+    vectors_on = embedder is not None and matrix is not None
+    rephrasing = nearest_cosine(rephrased, embedder, matrix) if vectors_on else None
+    judged = evidence.judge(lexical, named, None, code=code, rephrasing=rephrasing)
+    if judged.refused and evidence.BARS.min_cosine <= 1 and vectors_on:
+        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code,
+                                rephrasing=rephrasing)  # fmt: skip
     return judged
 
 
 def nearest_cosine(parts: list, embedder, matrix) -> float | None:
-    """The best cosine between any semantic part (untyped, ``vec:``, ``hyde:``) and a chunk of the bundle."""
+    """The best cosine between any semantic part (untyped, ``vec:``, ``hyde:``) and a chunk of the bundle;
+    None without such a part."""
     best = None
     for kind, body in parts:
         if kind == "lex" or not len(matrix):

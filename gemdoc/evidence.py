@@ -24,6 +24,11 @@ model changes") always finds its words somewhere; the subject it rephrases ("Pap
 says whether the bundle covers the question. A single part has no such rephrasing: its coverage
 already weighs its missing terms.
 
+Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
+question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of it, the question is
+refused whatever its words matched. The untyped question gets no such floor: its scene and wording
+keep its cosine low even when the answer is there.
+
 A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
 candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions
 and confirmed on its test questions (benchmarks/evidence_bars.py).
@@ -39,6 +44,7 @@ from pathlib import Path
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
 INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
+REPHRASING_FLOOR = 0.45  # the highest floor (steps of 0.05) refusing at most 2% of dev's answerable agent forms
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
@@ -63,6 +69,8 @@ HINTS = {
     "gem's own terms before concluding so.",
     "matched_terms_are_scattered": "The words occur, but never together in one passage: the subject is "
     "probably not documented in this bundle. Say so rather than answering from memory.",
+    "nothing_near_the_rephrasing": "No passage of this bundle comes near the rephrasing in the docs' words "
+    "(vec:): it probably does not document this. Say so rather than answering from memory.",
 }
 
 
@@ -105,6 +113,7 @@ class Evidence:
     parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
     absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
+    rephrasing: float | None = None  # the nearest chunk's cosine to the ``vec:`` part
     reason: str | None = None
     bars: Bars = BARS
 
@@ -120,8 +129,10 @@ class Evidence:
         data["coverage"] = round(self.coverage, 4)
         data["concentration"] = round(self.concentration, 4)
         data["cosine"] = None if self.cosine is None else round(self.cosine, 4)
+        data["rephrasing"] = None if self.rephrasing is None else round(self.rephrasing, 4)
         data |= {"min_coverage": self.bars.min_coverage, "min_concentration": self.bars.min_concentration}
         data |= {"min_cosine": self.bars.min_cosine if self.bars.min_cosine <= 1 else None}
+        data["min_rephrasing"] = REPHRASING_FLOOR
         data["hint"] = HINTS.get(self.reason) if self.reason else None
         return data
 
@@ -175,11 +186,12 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 
 def judge(
     parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
-    code: Collection[str] = (),
+    code: Collection[str] = (), rephrasing: float | None = None,
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
-    query's terms written as code (terms.code_terms)."""
+    query's terms written as code (terms.code_terms); ``rephrasing``: the nearest chunk's cosine to
+    the ``vec:`` part, which refuses below REPHRASING_FLOOR whatever else the parts hold."""
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
@@ -194,6 +206,9 @@ def judge(
     several = [ev for _, ev in judged] if len(judged) > 1 else []
     if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
         best.reason = "too_little_of_the_query_matched"
+    best.rephrasing = rephrasing
+    if rephrasing is not None and rephrasing < REPHRASING_FLOOR:
+        best.reason = "nothing_near_the_rephrasing"
     return best
 
 

@@ -32,11 +32,11 @@ def test_a_refusal_names_the_nearest_candidates_it_rejected(project):
 
 
 def test_each_typed_part_is_judged_on_its_own(project):
-    typed = "lex: retry attempts waiting\nvec: train a neural network on a graphics card"
+    typed = "lex: retry attempts waiting\nhyde: train a neural network on a graphics card"
     data = reply("query", "-C", str(project), typed, "--explain")
     assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
-    vec_alone = reply("query", "-C", str(project), "vec: train a neural network on a graphics card")
-    assert vec_alone["refused"]  # the part that the lex: part outweighs is refused on its own
+    hyde_alone = reply("query", "-C", str(project), "hyde: train a neural network on a graphics card")
+    assert hyde_alone["refused"]  # the part that the lex: part outweighs is refused on its own
     absent = reply("query", "-C", str(project), "lex: kafka offsets\nvec: train a neural network on gpu tensors")
     assert absent["refused"] and [p["part"] for p in absent["diagnosis"]["parts"]] == ["lex", "vec"]
 
@@ -106,3 +106,24 @@ def test_a_part_naming_one_documented_class_exactly_keeps_the_absent_term_rule_a
     assert not evidence.judge(parts(exact=True), [], None).refused
     refused = evidence.judge(parts(exact=False), [], None)
     assert refused.refused and refused.absent == ["libxml2"]
+
+
+def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(project, monkeypatch):
+    """An agent's ``vec:`` part says what the docs would say if they covered the question: when no chunk
+    comes within REPHRASING_FLOOR of it, the query is refused although the question's own words occur."""
+    question = "how do I retry a job when an error is raised"
+    far = f"{question}\nvec: bake bread in a hot oven for dinner"  # common words: no absent technical term
+    data = reply("query", "-C", str(project), far)
+    assert data["refused"] and data["diagnosis"]["reason"] == "nothing_near_the_rephrasing"
+    assert data["diagnosis"]["rephrasing"] < data["diagnosis"]["min_rephrasing"] == evidence.REPHRASING_FLOOR
+    near = reply("query", "-C", str(project), f"{question}\nvec: retry the job when the given error is raised")
+    assert not near["refused"] and near["results"][0]["title"] == "Retry#retry_on"
+    from gemdoc import ask, cli
+
+    bundle = ask.open_bundle(project)
+    embedder, matrix, _ = cli._vector_arm(bundle, required=True)
+    ungated = ask.Options(refuse=False)
+    assert ask.semantic(bundle, far, ungated, embedder, matrix, False).evidence.rephrasing is not None
+    assert ask.semantic(bundle, question, ungated, embedder, matrix, True).evidence.rephrasing is None  # vsearch
+    monkeypatch.setattr(evidence, "REPHRASING_FLOOR", -1.0)
+    assert not reply("query", "-C", str(project), far)["refused"]

@@ -147,7 +147,8 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
     named = named_apis(bundle, " ".join(body for _, body in parts))
     code = set().union(*(q.code_terms(body) for _, body in parts))
     vectors_on = embedder is not None and matrix is not None
-    rephrasing = nearest_cosine(rephrased, embedder, matrix) if vectors_on else None
+    floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
+    rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
     judged = evidence.judge(lexical, named, None, code=code, rephrasing=rephrasing)
     if judged.refused and evidence.BARS.min_cosine <= 1 and vectors_on:
         judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code,

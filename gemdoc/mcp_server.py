@@ -49,8 +49,9 @@ API_NAMES = Annotated[list[str] | None, Field(
     "(e.g. ['Rack::Builder#map', 'sidekiq_options', 'retry']). Keyword arm only; one that exists in the bundle "
     "ranks its entry high.")]  # fmt: skip
 REPHRASING = Annotated[str, Field(description="The question restated in the words the gem's own documentation "
-                                              "would use: its terms, not the user's situation. Semantic arm "
-                                              "only.")]  # fmt: skip
+                                              "would use: its terms, not the user's situation. Semantic arm; "
+                                              "when no passage of the bundle comes near it, the query is "
+                                              "refused.")]  # fmt: skip
 PASSAGE = Annotated[str, Field(description="Optional: a short passage as the gem's docs might answer the question "
                                            "(hypothetical). Embedded as a document for the semantic arm.")]  # fmt: skip
 

@@ -118,7 +118,9 @@ def refusal_text(reply: Reply) -> str:
         + (f" · never mentioned: {', '.join(d['absent'])}" if d["absent"] else ""),
         f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
         f"(bar {d['min_concentration']})"
-        + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else ""),
+        + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else "")
+        + (f" · vec: nearest cosine {d['rephrasing']:.2f} (floor {d['min_rephrasing']})"
+           if d["rephrasing"] is not None else ""),
         *[f"  part {p['part']}: {p['reason'] or 'evidence'} · coverage {p['coverage']:.2f} · concentration "
           f"{p['concentration']:.2f}" for p in d["parts"]],
         f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",

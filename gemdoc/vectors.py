@@ -75,13 +75,15 @@ def embedded(conn: sqlite3.Connection, gems: list[int]) -> int:
 
 
 class Matrix:
-    """The bundle's vectors in one float32 matrix, rows aligned with chunk ids."""
+    """The bundle's vectors in one float32 matrix, rows aligned with chunk ids. ``complete``: every chunk
+    of the bundle has its row (a gem the Bundler hook indexed since the last `gemdoc embed` has none)."""
 
     def __init__(self, conn: sqlite3.Connection, gems: list[int]):
         import numpy as np
 
         ids: list[int] = []
         blobs: list[bytes] = []
+        chunks = sum(conn.execute("SELECT count(*) FROM chunks WHERE entry = ?", [e]).fetchone()[0] for e in gems)
         if has_table(conn):
             for entry in gems:
                 rows = conn.execute(
@@ -92,6 +94,7 @@ class Matrix:
                     ids.append(chunk_id)
                     blobs.append(blob)
         self.ids = np.asarray(ids, dtype=np.int64)
+        self.complete = len(ids) == chunks
         dimension = len(blobs[0]) // 4 if blobs else 0
         self.matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
 

@@ -3,10 +3,12 @@ the bundle documents named anywhere is evidence, missing ordinary English words 
 technical ones, a refusal names the candidates it rejected, and --no-refusal really ranks (text and JSON).
 The CLI runs against the real store, FTS5 and embedded vectors of test_agent's project."""
 
+import sqlite3
+
 import test_agent
 from test_agent import cli, reply
 
-from gemdoc import evidence
+from gemdoc import embed, evidence, paths
 
 project = test_agent.project  # the fixture: a store filled directly and embedded with the real model
 
@@ -118,12 +120,21 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     assert data["diagnosis"]["rephrasing"] < data["diagnosis"]["min_rephrasing"] == evidence.REPHRASING_FLOOR
     near = reply("query", "-C", str(project), f"{question}\nvec: retry the job when the given error is raised")
     assert not near["refused"] and near["results"][0]["title"] == "Retry#retry_on"
-    from gemdoc import ask, cli
+    from gemdoc import ask
+    from gemdoc import cli as commands
 
     bundle = ask.open_bundle(project)
-    embedder, matrix, _ = cli._vector_arm(bundle, required=True)
+    embedder, matrix, _ = commands._vector_arm(bundle, required=True)
     ungated = ask.Options(refuse=False)
     assert ask.semantic(bundle, far, ungated, embedder, matrix, False).evidence.rephrasing is not None
     assert ask.semantic(bundle, question, ungated, embedder, matrix, True).evidence.rephrasing is None  # vsearch
+    assert "vec: nearest cosine" in cli("query", "-C", str(project), far).output  # the text says what refused
+    conn = sqlite3.connect(paths.store_path())
+    conn.execute("DELETE FROM vectors WHERE digest IN (SELECT digest FROM chunks WHERE title = 'Filler#m1')")
+    conn.commit()
+    conn.close()
+    assert not reply("query", "-C", str(project), far)["refused"]  # a chunk not embedded yet may be the near one
+    embed.embed_project(project)
+    assert reply("query", "-C", str(project), far)["refused"]
     monkeypatch.setattr(evidence, "REPHRASING_FLOOR", -1.0)
     assert not reply("query", "-C", str(project), far)["refused"]

@@ -25,10 +25,11 @@ says whether the bundle covers the question. A single part has no such rephrasin
 already weighs its missing terms.
 
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
-question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its ``vec:``
-parts, the question is refused whatever its words matched and whatever APIs it names. The floor
-applies only when every chunk of the bundle has a vector: one not embedded yet may be the near one. The untyped question gets no such floor: its scene and wording
-keep its cosine low even when the answer is there.
+question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its
+``vec:`` parts, the question is refused whatever its words matched and whatever APIs it names. The
+floor applies only when every chunk of the bundle has a vector: one not embedded yet may be the near
+one. The untyped question gets no such floor: its scene and wording keep its cosine low even when the
+answer is there.
 
 A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
 candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions

@@ -175,6 +175,11 @@ def scene_weights(text: str, kept: list[str]) -> dict[str, float]:
     return {t: SCENE_WEIGHT for t in kept if t not in in_ask}
 
 
+def weighed_idf(p: Plan, terms: list[str]) -> float:
+    """The rarity of ``terms`` (kept terms), each at its weight in ranking."""
+    return sum(p.idf[t] * p.weight.get(t, 1.0) for t in terms)
+
+
 def _df(conn: sqlite3.Connection, stem: str) -> int:
     row = conn.execute("SELECT doc FROM chunks_vocab WHERE term = ?", [stem]).fetchone()
     return row[0] if row else 0
@@ -295,7 +300,7 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
                 matched[rowid].append(term)
             else:
                 sums[rowid], rarity[rowid], weighed[rowid], matched[rowid] = score * weight, idf, idf * weight, [term]
-    total_idf = sum(p.idf[t] * p.weight.get(t, 1.0) for t in p.kept) or 1.0
+    total_idf = weighed_idf(p, p.kept) or 1.0
     scores = {r: sums[r] * (weighed[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
     return scores, matched, max((rarity[r] for r in scores), default=0.0)
 
@@ -391,10 +396,10 @@ def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dic
             )
             for rowid, value in rows:
                 fields[rowid][column] = round(value, 4)
-    kept_idf = sum(p.idf[t] * p.weight.get(t, 1.0) for t in p.kept) or 1.0
+    kept_idf = weighed_idf(p, p.kept) or 1.0
     out = {}
     for hit in hits:
-        share = sum(p.idf[t] * p.weight.get(t, 1.0) for t in hit.matched if t in p.kept) / kept_idf
+        share = weighed_idf(p, [t for t in hit.matched if t in p.kept]) / kept_idf
         out[hit.id] = {"matched": hit.matched, "fields": fields.get(hit.id, {}), "coverage": round(share, 4),
                        "coverage_factor": round(share**COVERAGE_POWER, 4)}  # fmt: skip
     return out

@@ -83,7 +83,8 @@ class Matrix:
 
         ids: list[int] = []
         blobs: list[bytes] = []
-        chunks = sum(conn.execute("SELECT count(*) FROM chunks WHERE entry = ?", [e]).fetchone()[0] for e in gems)
+        marks = ",".join("?" * len(gems))
+        chunks = conn.execute(f"SELECT coalesce(sum(chunks), 0) FROM gems WHERE id IN ({marks})", gems).fetchone()[0]
         if has_table(conn):
             for entry in gems:
                 rows = conn.execute(

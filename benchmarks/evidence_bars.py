@@ -80,13 +80,16 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
     }
 
 
-def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None, floor: bool = True) -> bool:
+def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None, floor: bool = True,
+                 specific_rule: bool = True) -> bool:
     """The shipped gate on one agent form, with or without the rule that a technical term the bundle
     never mentions overrules a rephrasing's evidence, its form that named APIs do not stop
-    (``insisted_rule``; None: as the absent-term rule), and the floor on the ``vec:`` part's cosine."""
-    shipped = evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE
+    (``insisted_rule``; None: as the absent-term rule), the floor on the ``vec:`` part's cosine, and
+    the rule that a method or cop named by its full name stands against the floor (``specific_rule``)."""
+    shipped = evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE, evidence.SPECIFIC_API_RULE
     evidence.ABSENT_SUBJECT_RULE = absent_rule
     evidence.INSISTED_SUBJECT_RULE = absent_rule if insisted_rule is None else insisted_rule
+    evidence.SPECIFIC_API_RULE = specific_rule
     rephrasing = read_["rephrasing"] if floor else None
     try:
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
@@ -96,7 +99,7 @@ def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = No
             judged = evidence.judge(parts, read_["named"], read_["cosine"], code=read_["code"], rephrasing=rephrasing)
         return judged.refused
     finally:
-        evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE = shipped
+        evidence.ABSENT_SUBJECT_RULE, evidence.INSISTED_SUBJECT_RULE, evidence.SPECIFIC_API_RULE = shipped
 
 
 def all_bars() -> list[evidence.Bars]:
@@ -132,8 +135,8 @@ def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars
 
 
 def form_figures(form_reads: list[dict], absent_rule: bool, insisted_rule: bool | None = None,
-                 floor: bool = True) -> dict:
-    refused = [refuses_form(r, absent_rule, insisted_rule, floor) for r in form_reads]
+                 floor: bool = True, specific_rule: bool = True) -> dict:
+    refused = [refuses_form(r, absent_rule, insisted_rule, floor, specific_rule) for r in form_reads]
     return {s: figures([r for r in form_reads if r["split"] == s], [x for r, x in zip(form_reads, refused)
                                                                       if r["split"] == s])
             for s in questions.SPLITS}  # fmt: skip
@@ -195,6 +198,7 @@ def main() -> None:
                    "chosen": measured(chosen, False)},
         "agent form": {name: form_figures(form_reads, *rules) for name, rules in
                        (("shipped", (True,)), ("without the rephrasing floor", (True, None, False)),
+                        ("floor without the specific-API rule", (True, None, True, False)),
                         ("without the insisted-subject rule", (True, False)),
                         ("without either absent-term rule", (False,)))},
     }  # fmt: skip

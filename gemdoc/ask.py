@@ -179,9 +179,18 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
     found = []
     for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):
         ident = q.identifier(word.replace("/", "::")) if API_WORD.search(word) else None
-        if ident and searcher.entries_named(bundle.conn, ident, scope):
-            found.append(word)
+        entries = searcher.entries_named(bundle.conn, ident, scope) if ident else []
+        if entries:
+            found.append(word if "/" not in word or _cops(bundle.conn, entries) else word.replace("/", "::"))
     return found
+
+
+def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
+    """Whether ``Dept/Name`` named RuboCop cops, not a class written with a slash (``Net/HTTP``): the
+    slash form is what evidence.spares_floor takes for a cop."""
+    marks = ",".join("?" * len(entries))
+    titles = conn.execute(f"SELECT title FROM chunks WHERE id IN ({marks})", entries).fetchall()
+    return all(title.startswith("RuboCop::Cop::") for (title,) in titles)
 
 
 def _finish(reply: Reply, options: Options) -> Reply:

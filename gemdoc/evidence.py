@@ -26,10 +26,12 @@ already weighs its missing terms.
 
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
 question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its
-``vec:`` parts, the question is refused whatever its words matched and whatever APIs it names. The
-floor applies only when every chunk of the bundle has a vector: one not embedded yet may be the near
-one. The untyped question gets no such floor: its scene and wording keep its cosine low even when the
-answer is there.
+``vec:`` parts, the question is refused whatever its words matched and whatever classes or modules it
+names; not when a part names a documented method by its full name (``RSpec::Matchers#change``) or a
+cop (``Style/StringLiterals``): one specific API entry is evidence a loose rephrasing cannot overrule
+(a class, ``Faraday::Middleware``, is often only the setting). The floor applies only when every
+chunk of the bundle has a vector: one not embedded yet may be the near one. The untyped question gets
+no such floor: its scene and wording keep its cosine low even when the answer is there.
 
 A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
 candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions
@@ -43,10 +45,13 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gemdoc.terms import SPECIFIC_API
+
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
 INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
 REPHRASING_FLOOR = 0.45  # the highest floor (steps of 0.05) refusing at most 2% of dev's answerable agent forms
+SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
@@ -193,7 +198,7 @@ def judge(
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
     query's terms written as code (terms.code_terms); ``rephrasing``: the nearest chunk's cosine to
-    the ``vec:`` part, which refuses below REPHRASING_FLOOR whatever else the parts hold."""
+    the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (spares_floor)."""
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
@@ -209,9 +214,15 @@ def judge(
     if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
         best.reason = "too_little_of_the_query_matched"
     best.rephrasing = rephrasing
-    if rephrasing is not None and rephrasing < REPHRASING_FLOOR:
+    if rephrasing is not None and rephrasing < REPHRASING_FLOOR and not spares_floor(named):
         best.reason = "nothing_near_the_rephrasing"
     return best
+
+
+def spares_floor(named: list[str]) -> bool:
+    """Whether a documented API named is one entry (a method by its full name, a cop), which the
+    rephrasing floor does not overrule."""
+    return SPECIFIC_API_RULE and any(SPECIFIC_API.match(name) for name in named)
 
 
 def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) -> bool:

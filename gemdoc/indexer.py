@@ -22,13 +22,13 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, splitter, store, trust
+from gemdoc import damage, lockfile, locations, manifest, paths, prose, ri, roles, splitter, store, trust
 from gemdoc.project import select_gems
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
 
-EXTRACTOR_VERSION = "4"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
+EXTRACTOR_VERSION = "5"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
 LOCK_TIMEOUT = 600.0
 
 
@@ -81,6 +81,7 @@ class Prepared:
     docs: ri.ApiDocs | None = None
     note: str | None = None
     seconds: float = 0.0
+    profile: str = ""  # what the gem is for (roles.profile)
 
 
 Progress = Callable[[GemOutcome, int, int], None]
@@ -338,6 +339,7 @@ def prepare(loc: locations.GemLocation, digest: str, all_languages: bool) -> Pre
         for doc in prose.discover(loc.root, all_languages):
             text = doc.path.read_text(encoding="utf-8", errors="replace")
             prepared.chunks.extend(splitter.chunk_document(text, doc.relative, doc.source_type))
+    prepared.profile = roles.profile(loc.gem.name, loc.about, prepared.chunks)
     prepared.seconds = time.monotonic() - start
     return prepared
 
@@ -360,19 +362,20 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
         chunks=len(prepared.chunks), methods=docs.methods if docs else 0,
         located=docs.located if docs else 0, seconds=round(prepared.seconds, 3),
     )  # fmt: skip
-    outcome, entry = writer.replace_gem(record, prepared.chunks)
+    outcome, entry = writer.replace_gem(record, prepared.chunks, prepared.profile)
     return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds, entry)
 
 
 def _registry_entries(project: Path, gems: list[lockfile.LockedGem]) -> dict[str, int]:
     """name -> entry, for gems from a gem source whose exact version this project already read from
     a registry copy (outside the project): the hook trusts an installed registry gem not to change.
-    Only this project's own entries count; another project's copy of the same version may differ."""
+    Only this project's own entries count, read by this extractor; another project's copy of the same
+    version may differ, and an older extractor's reading lacks what this one stores."""
     rows = store.peek(
         paths.store_path(),
         "SELECT g.name, g.version, g.platform, g.id FROM projects p, json_each(p.entries) e "
-        "JOIN gems g ON g.id = e.value WHERE p.path = ? AND g.origin = ? AND g.state != 'failed'",
-        [str(project), store.REGISTRY],
+        "JOIN gems g ON g.id = e.value WHERE p.path = ? AND p.extractor = ? AND g.origin = ? AND g.state != 'failed'",
+        [str(project), EXTRACTOR_VERSION, store.REGISTRY],
     )
     known = {(n, v, p): entry for n, v, p, entry in rows or []}
     return {
@@ -402,9 +405,16 @@ def _record(
     manifest.save(project, dataclasses.replace(saved, lockfile_sha256=lock.sha256, scope=scope, all_languages=langs))
 
 
+def _gemspecs(root: Path) -> list[str]:
+    """The gemspecs at the top of a gem's directory: regular files (no symlink) of at most
+    prose.MAX_BYTES, so that an edited summary makes a path: gem changed, without asking Ruby."""
+    return [p.name for p in sorted(root.glob("*.gemspec"))
+            if not p.is_symlink() and p.is_file() and p.stat().st_size <= prose.MAX_BYTES]  # fmt: skip
+
+
 def source_digest(loc: locations.GemLocation, all_languages: bool) -> str:
-    """sha256 over every file gemdoc reads for this gem (API sources and prose), and the
-    settings that change what is read from them."""
+    """sha256 over every file gemdoc reads for this gem (API sources, prose, and its own gemspec, where
+    its profile's summary comes from), and the settings that change what is read from them."""
     digest = hashlib.sha256(f"extractor {EXTRACTOR_VERSION} languages {all_languages}\n".encode())
     root = loc.root
     try:
@@ -412,7 +422,7 @@ def source_digest(loc: locations.GemLocation, all_languages: bool) -> str:
     except ri.SkipGem:
         files = []
     if loc.files is None:
-        files += [p.relative for p in prose.discover(root, True)]
+        files += [p.relative for p in prose.discover(root, True)] + _gemspecs(root)
     for rel in sorted(files):
         try:
             data = (root / rel).read_bytes()

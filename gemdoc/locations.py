@@ -10,6 +10,7 @@ from gemdoc import files, shim
 from gemdoc.lockfile import LockedGem
 
 LOCATE_TIMEOUT = 120.0
+ABOUT_CHARS = 2001  # the shim's summary and description, each at most 1,000 characters
 
 
 @dataclass
@@ -21,6 +22,7 @@ class GemLocation:
     ri_dir: Path | None = None
     layout: str = "gem"
     reason: str | None = None
+    about: str = ""  # the gemspec's summary and description (evaluated gemspecs only)
 
     @property
     def found(self) -> bool:
@@ -109,4 +111,5 @@ def _location(gem: LockedGem, answer: dict) -> GemLocation:
         ri_dir=Path(answer["ri_dir"]) if answer.get("ri_dir") else None,
         layout=answer.get("layout", "gem"),
         reason=answer.get("reason"),
+        about=str(answer.get("about") or "")[:ABOUT_CHARS],
     )

@@ -51,7 +51,8 @@ API_NAMES = Annotated[list[str] | None, Field(
 REPHRASING = Annotated[str, Field(description="The question restated in the words the gem's own documentation "
                                               "would use: its terms, not the user's situation. Semantic arm; "
                                               "when no passage of the bundle comes near it, the query is "
-                                              "refused.")]  # fmt: skip
+                                              "refused unless the query names a documented method by its "
+                                              "full name or a cop.")]  # fmt: skip
 PASSAGE = Annotated[str, Field(description="Optional: a short passage as the gem's docs might answer the question "
                                            "(hypothetical). Embedded as a document for the semantic arm.")]  # fmt: skip
 

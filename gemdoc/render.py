@@ -141,7 +141,8 @@ def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -
     if explain:
         fields = ", ".join(f"{k} {v}" for k, v in explain["fields"].items()) or "none"
         lines.append(f"    explain: score {hit.score:.4f} · matched {', '.join(explain['matched']) or '-'} · "
-                     f"fields {fields} · coverage {explain['coverage']} (x{explain['coverage_factor']})")  # fmt: skip
+                     f"fields {fields} · coverage {explain['coverage']} (x{explain['coverage_factor']}) · "
+                     f"gem x{explain['gem_factor']}")  # fmt: skip
     return "\n".join(lines)
 
 

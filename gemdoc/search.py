@@ -16,10 +16,14 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
 - a version number in the question is matched as a phrase, and an identifier
   query (``Hash#dig``) puts its exact API entry first; an API named inside a longer
   question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
-- two priors on the candidates: an ri entry without a comment (a bare signature) counts
+- priors on the candidates: an ri entry without a comment (a bare signature) counts
   DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
   or an upgrade (a change note rarely answers how to do something); for an upgrade question
   ("since upgrading...") the notes of the locked version count LOCKED_RELEASE_FACTOR;
+- priors over gems: the gems whose profiles the question's words describe (roles.py: "the
+  authorization library"), and each gem's size: a gem of many chunks holds, by chance alone, more
+  chunks that match a long question's ordinary words, so its chunks count (its chunks / the
+  bundle's median)^-SIZE_POWER;
 - only the best chunk per (gem, file, heading) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
@@ -35,7 +39,7 @@ import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
 
-from gemdoc import evidence
+from gemdoc import evidence, roles
 from gemdoc import terms as q
 from gemdoc.stopwords import ENGLISH
 from gemdoc.store import FTS_COLUMNS, TOKENIZER
@@ -56,6 +60,7 @@ UPGRADE = re.compile(
 )
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
+SIZE_POWER = 0.1  # 0: off. Chosen on dev (0.05, 0.1, 0.15, 0.2), kept because test agreed (rank_rules.py)
 SCENE_WEIGHT = 0.5  # a term said only where a question sets the scene (rank_rules.py; 0.25 and 0.75 did worse on dev)
 SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # not inside `json.array! jbuilder`
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
@@ -92,6 +97,7 @@ class Plan:
     absent_idf: float  # the rarity of a term the store does not hold
     postings: dict[str, dict[int, float]] = field(repr=False, default_factory=dict)
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
+    fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
 
 
@@ -108,6 +114,8 @@ class Scope:
         self.everything = len(self.ranges) == sum(1 for r in rows if r[1] is not None)
         self.store_chunks = sum(r[3] or 0 for r in rows) or 1  # rarity is taken from the whole store
         self.names = sorted({r[4] for r in rows if r[0] in wanted})
+        self.entries = {i: name for i, f, _, _, name in rows if i in wanted and f is not None}  # id -> gem
+        self.sizes = {name: n or 0 for i, f, _, n, name in rows if i in wanted and f is not None}  # gem -> chunks
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -223,6 +231,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
         return Found([], evidence.assess([], [], {}, set(), 0.0, False))
     p = plan(conn, text, scope.store_chunks)
     p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
+    p.fit = gem_fit(conn, p, scope)
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
@@ -252,12 +261,24 @@ def gem_prior(p: Plan, gem: str) -> float:
     return NAMED_GEM_FACTOR if gem in p.gems else 1.0
 
 
+def gem_fit(conn: sqlite3.Connection, p: Plan, scope: Scope) -> dict[str, float]:
+    """Each gem's factor: how well its profile fits the question's words (roles.fit), times its
+    size prior. Only the keyword ranking applies it (_with_priors): on fused ranks it cost hit@3."""
+    fit = roles.fit(conn, p.terms, scope.entries)
+    if SIZE_POWER and scope.sizes:
+        sizes = sorted(scope.sizes.values())
+        median = max(sizes[len(sizes) // 2], 1)
+        for gem, size in scope.sizes.items():
+            fit[gem] = fit.get(gem, 1.0) * (max(size, 1) / median) ** -SIZE_POWER
+    return fit
+
+
 def _with_priors(hits: list[Hit], versions_asked: bool, p: Plan, release: bool) -> list[Hit]:
     """Documentation answers better than a bare signature, docs better than change notes, a gem
-    the question names better than the rest, and for a question about an upgrade (``release``)
-    the notes of the locked version better than any other."""
+    the question names or describes better than the rest (and a big gem a little less), and for
+    a question about an upgrade (``release``) the notes of the locked version better than any other."""
     for hit in hits:
-        hit.score *= gem_prior(p, hit.gem)
+        hit.score *= gem_prior(p, hit.gem) * p.fit.get(hit.gem, 1.0)
         if release and hit.source_type != "ri" and _locked_release(hit):
             hit.score *= LOCKED_RELEASE_FACTOR
         if hit.source_type == "ri" and not hit.body:
@@ -324,7 +345,8 @@ def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None
 
 
 def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
-    """``Sidekiq::Job`` names that class (or ``X::Sidekiq::Job``), not every method called ``job``."""
+    """``Sidekiq::Job`` names that class (or ``X::Sidekiq::Job`` when no entry is exactly it), not every
+    method called ``job``."""
     weighed = entries_named(conn, ident, scores)
     for rowid in weighed:
         scores[rowid] *= NAMED_FACTOR
@@ -345,12 +367,20 @@ def _boost_identifier(
     return named
 
 
+EXACT_NAMES_FIRST = True  # an entry under exactly the full name given is named, not its namesakes elsewhere
+
+
 def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Container[int]) -> list[int]:
-    """The API entries ``among`` the given ids that ``ident`` names: under that full name, or with it
-    as the tail of theirs (``Template#expand`` names ``Addressable::Template#expand``)."""
+    """The API entries ``among`` the given ids that ``ident`` names: under that full name, else with it
+    as the tail of theirs (``Template#expand`` names ``Addressable::Template#expand``). A full name
+    some entry bears exactly names that entry, not a copy under another namespace
+    (``Rack::Builder#map`` is not Puma's vendored ``Puma::Rack::Builder#map``)."""
     suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
-    return [r for r, title, _ in _ri_entries(conn, ident.name)
-            if r in among and (title in ident.full_names or title.endswith(suffixes))]  # fmt: skip
+    rows = [(r, title) for r, title, _ in _ri_entries(conn, ident.name) if r in among]
+    exact = [r for r, title in rows if title in ident.full_names]
+    if exact and EXACT_NAMES_FIRST:
+        return exact
+    return [r for r, title in rows if title in ident.full_names or title.endswith(suffixes)]
 
 
 # Owner#method, Owner::method, Owner.method
@@ -382,7 +412,8 @@ def _ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, boo
 
 
 def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dict]:
-    """Per hit: the question's terms it holds, each field's bm25 share, and the coverage factor."""
+    """Per hit: the question's terms it holds, each field's bm25 share, the coverage factor, and its
+    gem's factor (gem_fit: role and size)."""
     ids = [h.id for h in hits]
     fields: dict[int, dict[str, float]] = {i: {} for i in ids}
     if p.kept:
@@ -401,7 +432,8 @@ def explain(conn: sqlite3.Connection, p: Plan, hits: list[Hit]) -> dict[int, dic
     for hit in hits:
         share = weighed_idf(p, [t for t in hit.matched if t in p.kept]) / kept_idf
         out[hit.id] = {"matched": hit.matched, "fields": fields.get(hit.id, {}), "coverage": round(share, 4),
-                       "coverage_factor": round(share**COVERAGE_POWER, 4)}  # fmt: skip
+                       "coverage_factor": round(share**COVERAGE_POWER, 4),
+                       "gem_factor": round(p.fit.get(hit.gem, 1.0), 4)}  # fmt: skip
     return out
 
 

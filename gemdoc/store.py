@@ -25,6 +25,7 @@ SCHEMA_VERSION = 3
 REGISTRY = "rubygems"  # the origin of a gem installed from a gem source outside the project
 FTS_COLUMNS = ("title", "names", "signature", "body")
 TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use the same
+PROFILES = "profiles"  # FTS5 over each entry's profile (roles.profile), rowid = the entry's id
 CHUNK_COLUMNS = (
     "entry", "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
@@ -146,6 +147,7 @@ class Writer:
         else:
             check_schema(self.db.conn, path)
         self._stamp()
+        self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {PROFILES} USING fts5(text, tokenize='{TOKENIZER}')")
 
     def _create(self) -> None:
         self.db.enable_wal()
@@ -185,9 +187,10 @@ class Writer:
         """(id, state, error) of the entry with this record's identity, if the store has it."""
         return self.db.execute("SELECT id, state, error FROM gems WHERE identity = ?", [record.identity]).fetchone()
 
-    def replace_gem(self, record: GemRecord, chunks: list[Chunk]) -> tuple[str, int]:
-        """Store a gem's chunks under its identity in one transaction; returns (``indexed`` or
-        ``updated``, entry id). ``updated``: this gem version from the same place was read before."""
+    def replace_gem(self, record: GemRecord, chunks: list[Chunk], profile: str = "") -> tuple[str, int]:
+        """Store a gem's chunks and profile (what it is for, roles.profile) under its identity in one
+        transaction; returns (``indexed`` or ``updated``, entry id). ``updated``: this gem version from
+        the same place was read before."""
         with self.db.atomic():
             prior = self.db.execute(
                 "SELECT 1 FROM gems WHERE name = ? AND version = ? AND platform = ? AND origin = ? "
@@ -199,6 +202,9 @@ class Writer:
             rows = [_chunk_row(entry, record, c) for c in chunks]
             if rows:
                 self.db["chunks"].insert_all(rows, batch_size=500)
+            self.db.execute(f"DELETE FROM {PROFILES} WHERE rowid = ?", [entry])
+            if profile:
+                self.db.execute(f"INSERT INTO {PROFILES} (rowid, text) VALUES (?, ?)", [entry, profile])
             self.db["gems"].update(entry, self._span(entry, record))
         return ("updated" if prior else "indexed"), entry
 

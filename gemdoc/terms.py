@@ -36,6 +36,9 @@ CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
 
 
 OWNER_AND_METHOD = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)* [a-z_]\w*[?!=]?$")
+# A method by its full name (``RSpec::Matchers#change``, ``Rack::Utils.escape``) or a RuboCop cop
+# (``Style/StringLiterals``): one API entry, where a class or module (``Faraday::Middleware``) is an area.
+SPECIFIC_API = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)*(?:#|::|\.)[a-z_]\w*[?!=]?$|^[A-Z]\w+/[A-Z]\w+$")
 
 
 @dataclass(frozen=True)

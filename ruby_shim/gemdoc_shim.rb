@@ -85,7 +85,18 @@ module GemdocShim
       spec = Gem::Specification.load(file)
       return nil unless spec && spec.version.to_s == gem["version"]
 
-      describe(spec, root: root, default: specs.end_with?("default"))
+      describe(spec, root: root, default: specs.end_with?("default")).merge(about(spec))
+    end
+
+    ABOUT_CHARS = 1000
+
+    # What the gem says it is for: its summary and description, each cut to ABOUT_CHARS, as valid
+    # UTF-8 (a gemspec may hold any bytes, and one bad string must not fail the whole bundle's answer).
+    def about(spec)
+      text = [spec.summary, spec.description].map { |t| t.to_s.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }
+      {"about" => text.map { |t| t.strip[0, ABOUT_CHARS] }.reject(&:empty?).uniq.join("\n")}
+    rescue StandardError
+      {}
     end
 
     # An installed gem found by its file names alone, its gemspec not evaluated.
@@ -140,7 +151,7 @@ module GemdocShim
       spec = Dir.chdir(File.dirname(spec_file)) { Gem::Specification.load(spec_file) }
       return nil unless spec && spec.version.to_s == gem["version"]
 
-      {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil}
+      {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil}.merge(about(spec))
     end
 
     # Bundler checks git sources out into <bundle_path>/bundler/gems/<repo>-<rev12>.

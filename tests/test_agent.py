@@ -100,6 +100,7 @@ def test_files_explain_min_score(project):
     top = explained["results"][0]
     assert set(top["arms"]) == {"keyword", "vector"} and top["explain"]["fields"]["title"] > 0
     assert "retry" in top["explain"]["matched"] and 0 < top["explain"]["coverage"] <= 1
+    assert top["explain"]["gem_factor"] == 1.0  # one gem: its size is the median, and no profile was written
     assert "explain: score" in cli("search", "-C", str(project), "--explain", "retry error").stdout
     scores = [r["score"] for r in reply("search", "-C", str(project), "retry error job")["results"]]
     cut = reply("search", "-C", str(project), "--min-score", str(scores[0]), "retry error job")["results"]

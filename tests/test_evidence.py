@@ -138,3 +138,29 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     assert reply("query", "-C", str(project), far)["refused"]
     monkeypatch.setattr(evidence, "REPHRASING_FLOOR", -1.0)
     assert not reply("query", "-C", str(project), far)["refused"]
+
+
+def test_a_method_named_by_its_full_name_stands_against_the_rephrasing_floor(project, monkeypatch):
+    """A documented method named by its full name is one specific API entry: a loose ``vec:`` part far
+    from every chunk does not overrule it (real CLI, store and model). With the rule off it does."""
+    far = "how do I retry a job when an error is raised\nlex: Retry#retry_on\nvec: bake bread in a hot oven for dinner"
+    data = reply("query", "-C", str(project), far)
+    assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    assert data["diagnosis"] is None
+    monkeypatch.setattr(evidence, "SPECIFIC_API_RULE", False)
+    assert reply("query", "-C", str(project), far)["diagnosis"]["reason"] == "nothing_near_the_rephrasing"
+
+
+def test_only_a_method_or_a_cop_by_full_name_spares_the_floor(monkeypatch):
+    """A class or module named (``Faraday::Middleware``) is often the setting of an absent question,
+    not its answer: the floor still refuses; a method by full name, either kind, or a cop does not."""
+    def judged(named: list[str]) -> evidence.Evidence:
+        part = evidence.Evidence(["retry"], ["retry"], [], {"retry": 5.0}, 5.0, any_in_bundle=True)
+        return evidence.judge([("lex", part), ("vec", part)], named, None, rephrasing=0.2)
+
+    for specific in ("RSpec::Matchers#change", "Rack::Utils.escape", "Pundit::policy_scope", "Style/StringLiterals"):
+        assert not judged([specific]).refused, specific
+    for area in ("Faraday::Middleware", "Nokogiri", "have_text"):
+        assert judged([area]).reason == "nothing_near_the_rephrasing", area
+    monkeypatch.setattr(evidence, "SPECIFIC_API_RULE", False)
+    assert judged(["RSpec::Matchers#change"]).reason == "nothing_near_the_rephrasing"

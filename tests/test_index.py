@@ -78,6 +78,10 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert not list((ri_cache / ".tmp").iterdir())  # nothing half-written left behind
 
     conn = store.connect(paths.store_path())
+    profiles = dict(conn.execute("SELECT g.name, p.text FROM profiles p JOIN gems g ON g.id = p.rowid"))
+    assert profiles["gemdoc_fixture"].startswith("gemdoc fixture\nA fixture gem for gemdoc's tests\n")  # the gemspec
+    assert "A gem that exists so gemdoc's tests have real documentation" in profiles["gemdoc_fixture"]  # README
+    assert "Make-like" in profiles["rake"] and "gemdoc_crasher" not in profiles  # a failed gem has none
     scope = project.scope(conn, fixture_project.resolve())
     hits = searcher.search(conn, "how do I retry a spin a few times", scope.gems, 3)
     assert hits[0].title == "GemdocFixture::Widget#spin_with_retries"
@@ -216,6 +220,29 @@ def test_default_gem_layout_is_located():
     assert (loc.root / "timeout.rb").is_file()
 
 
+def test_a_gemspec_with_bytes_that_are_not_utf8_fails_nothing(tmp_path, monkeypatch):
+    """Its summary and description say what the gem is for (roles.profile); a description's bytes that
+    are not UTF-8 (RubyGems loads them) become U+FFFD instead of failing the whole bundle's answer."""
+    from gemdoc import locations
+    from gemdoc.lockfile import LockedGem
+
+    root = tmp_path / "gems_root"
+    (root / "gems" / "badenc-1.0.0" / "lib").mkdir(parents=True)
+    (root / "gems" / "badenc-1.0.0" / "lib" / "badenc.rb").write_text("module Badenc\nend\n")
+    (root / "specifications").mkdir()
+    (root / "specifications" / "badenc-1.0.0.gemspec").write_text(
+        'Gem::Specification.new do |s|\n  s.name = "badenc"\n  s.version = "1.0.0"\n  s.authors = ["x"]\n'
+        '  s.summary = "A reader"\n  s.description = "Caf\\xE9 reader"\n  s.files = ["lib/badenc.rb"]\nend\n'
+    )  # fmt: skip
+    monkeypatch.setenv("GEM_PATH", f"{root}:{os.environ.get('GEM_PATH', '')}")
+    version = subprocess.run(["ruby", "-e", 'print Gem::Specification.find_by_name("timeout").version'],
+                             capture_output=True, text=True).stdout  # fmt: skip
+    found = locations.locate(paths.data_dir(), [LockedGem("badenc", "1.0.0"), LockedGem("timeout", version)], {},
+                             trusted=True)  # fmt: skip
+    assert [loc.found for loc in found] == [True, True]
+    assert found[0].about == "A reader\nCaf\ufffd reader"
+
+
 def _bundle_env(tmp_path) -> dict:
     """Ruby's own gem paths only: the fixture gems are reachable through Bundler alone."""
     env = {k: v for k, v in os.environ.items() if k not in ("GEM_HOME", "GEM_PATH")}
@@ -258,16 +285,42 @@ def test_path_source_is_indexed_from_its_directory(tmp_path, monkeypatch):
     assert outcomes(report)["gemdoc_fixture"].outcome == "indexed"
     conn = sqlite3.connect(paths.store_path())
     assert conn.execute("SELECT root FROM gems WHERE name = 'gemdoc_fixture'").fetchone()[0] == str(source)
+    profile = conn.execute("SELECT text FROM profiles").fetchone()[0]  # the gemspec is not evaluated untrusted
+    assert profile.startswith("gemdoc fixture\nA gem that exists so gemdoc's tests") and "A fixture gem" not in profile
 
 
-def test_a_new_extraction_version_rereads_an_unchanged_lockfile(example_project, monkeypatch):
+def test_an_edited_gemspec_summary_is_read_again_in_a_trusted_project(tmp_path):
+    """In a trusted project a path: gem's gemspec is evaluated, and what it says the gem is for is
+    part of what was read: an edited summary makes `index` read the gem again, and its profile follows."""
+    from gemdoc import trust
+
+    source = tmp_path / "src" / "gemdoc_fixture"
+    shutil.copytree(FIXTURES / "gemdoc_fixture", source)
+    project_dir = tmp_path / "trusted"
+    project_dir.mkdir()
+    (project_dir / "Gemfile").write_text('gem "gemdoc_fixture", path: "../src/gemdoc_fixture"\n')
+    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path),
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trust.grant(project_dir.resolve(), trust.EXPLICIT)
+    assert outcomes(indexer.index_project(project_dir))["gemdoc_fixture"].outcome == "indexed"
+    spec = source / "gemdoc_fixture.gemspec"
+    spec.write_text(spec.read_text().replace("A fixture gem for gemdoc's tests", "A widget spinner"))
+    assert outcomes(indexer.index_project(project_dir))["gemdoc_fixture"].outcome == "updated"  # read again
+    conn = sqlite3.connect(paths.store_path())
+    texts = [t for (t,) in conn.execute("SELECT text FROM profiles ORDER BY rowid")]
+    assert "A fixture gem for gemdoc's tests" in texts[0] and "A widget spinner" in texts[-1]
+
+
+@pytest.mark.parametrize("hook", [False, True])
+def test_a_new_extraction_version_rereads_an_unchanged_lockfile(example_project, monkeypatch, hook):
     """Upgrading gemdoc to one that extracts differently must not leave the old chunks behind
-    an `unchanged` lockfile."""
+    an `unchanged` lockfile, nor behind the Bundler hook's trust in registry gems it read before."""
     first = indexer.index_project(example_project)
     assert not first.unchanged_lockfile and first.count("indexed")
     assert indexer.index_project(example_project).unchanged_lockfile
     monkeypatch.setattr(indexer, "EXTRACTOR_VERSION", "test-next")
-    again = indexer.index_project(example_project)
+    again = indexer.index_project(example_project, versions_only=hook)
     assert not again.unchanged_lockfile and again.count("updated") == first.count("indexed")
     assert indexer.index_project(example_project).unchanged_lockfile
 
@@ -394,6 +447,8 @@ def test_gc_removes_what_no_known_project_uses(tmp_path, ruby_env):
     conn = sqlite3.connect(paths.store_path())
     assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM chunks WHERE entry NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM profiles WHERE rowid NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM profiles").fetchone()[0] == 1
     assert "Frobnicates" in _frobnicate(kept)
     assert "0 gem versions, 0 cache entries" in gemdoc("gc").stdout
 

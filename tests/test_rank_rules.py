@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gemdoc import lockfile, paths
+from gemdoc import lockfile, paths, roles
 from gemdoc import search as searcher
 from gemdoc.chunk import Chunk
 from gemdoc.store import GemRecord, Writer
@@ -174,3 +174,84 @@ def test_words_that_only_set_the_scene_weigh_less_than_the_asking_sentence(bundl
 @pytest.mark.parametrize("text", ["json.array! jbuilder", "Array#empty? vs any?", "use Foo.bar. then Baz"])
 def test_a_bang_or_predicate_method_does_not_end_a_sentence(text):
     assert searcher.scene_weights(text, searcher.q.terms(text)) == {}
+
+
+@pytest.fixture
+def two_gems(tmp_path):
+    """A big web framework and a small paginator, each documenting a page size in the same words, under names
+    of the same lengths: the framework's chunk comes first when nothing tells them apart (lower id)."""
+    app = tmp_path / "two"
+    app.mkdir()
+    (app / "Gemfile.lock").write_text("GEM\n  specs:\n    bigweb (1.0.0)\n    pagers (1.0.0)\n\n"
+                                      "DEPENDENCIES\n  bigweb\n  pagers\n")  # fmt: skip
+    same = "Limits how many records one page shows: the page size."
+    mapping = "Routes requests under a path to another application."
+    gems = {"bigweb": ([Chunk("ri", "Web#per", "Web#per", same, "lib/web.rb", 1, "", "method", "per"),
+                        Chunk("ri", "Web::Builder#map", "Web::Builder#map", mapping, "lib/web.rb", 2, "", "method",
+                              "map"),
+                        Chunk("ri", "Web::Builder", "Web::Builder", "Builds an app.", "lib/web.rb", 3, "", "class",
+                              "builder")]
+                       + [Chunk("ri", f"Web#m{i}", f"Web#m{i}", f"Renders view {i}.", "lib/web.rb", i + 2, "",
+                                "method", f"m{i}") for i in range(200)],
+                       "bigweb\nA full-stack web framework: routing, views and controllers"),
+            "pagers": ([Chunk("ri", "Pags#per", "Pags#per", same, "lib/pags.rb", 1, "", "method", "per"),
+                       Chunk("ri", "Pags#total", "Pags#total", "Counts every record.", "lib/pags.rb", 2, "",
+                             "method", "total"),
+                       Chunk("ri", "Pags::Web::Builder#map", "Pags::Web::Builder#map",  # a vendored copy
+                             f"{mapping} Maps a path to an application of pages.", "lib/pags.rb", 3, "", "method",
+                             "map"),
+                       Chunk("ri", "RuboCop::Cop::Style::PageSize", "RuboCop::Cop::Style::PageSize",
+                             "Checks the page size.", "lib/pags.rb", 4, "", "class", "pagesize")],
+                      "pagers\nA paginator that splits long lists into pages")}  # fmt: skip
+    writer = Writer(paths.store_path())
+    entries = [writer.replace_gem(GemRecord(name, "1.0.0", str(tmp_path / name), "gem", name, "complete"), chunks,
+                                  profile)[1] for name, (chunks, profile) in gems.items()]  # fmt: skip
+    writer.record_project(str(app), lockfile.load(app / "Gemfile.lock").sha256, "direct",
+                          [("bigweb", "1.0.0"), ("pagers", "1.0.0")], entries, True)  # fmt: skip
+    writer.close()
+    from gemdoc import ask
+
+    return ask.open_bundle(Path(app))
+
+
+@pytest.mark.parametrize("rule, other, question", [
+    ((roles, "ROLE_WEIGHT"), (searcher, "SIZE_POWER"), "How does the paginator decide how many records a page shows?"),
+    ((searcher, "SIZE_POWER"), (roles, "ROLE_WEIGHT"), "how many records does one page show"),
+])  # fmt: skip
+def test_a_gem_described_by_its_role_or_small_ranks_an_equal_match_first(two_gems, monkeypatch, rule, other, question):
+    """Each prior alone (the other off): "the paginator" is no word of either gem's docs but what the small
+    gem's gemspec says it is (role); the framework holds some 200 chunks, the paginator a few (size)."""
+    monkeypatch.setattr(*other, 0.0)
+    assert titles(two_gems, question)[:2] == ["Pags#per", "Web#per"]
+    monkeypatch.setattr(*rule, 0.0)
+    assert titles(two_gems, question)[:2] == ["Web#per", "Pags#per"]
+
+
+def test_a_store_without_profiles_gives_no_role_prior():
+    """A store an older gemdoc wrote has no profiles table: no prior, no error."""
+    import sqlite3
+
+    assert roles.fit(sqlite3.connect(":memory:"), ["paginator"], {1: "pagers"}) == {}
+
+
+def test_a_slash_name_is_a_cop_only_when_rubocop_documents_one(two_gems):
+    """``Style/PageSize`` names a cop and spares the rephrasing floor; ``Web/Builder`` is a class written
+    with a slash, named as ``Web::Builder``, which does not."""
+    from gemdoc import ask, evidence
+
+    named = ask.named_apis(two_gems, "Web/Builder Style/PageSize")
+    assert named == ["Web::Builder", "Style/PageSize"]
+    assert not evidence.spares_floor(named[:1]) and evidence.spares_floor(named[1:])
+
+
+def test_a_full_name_names_its_own_entry_not_a_vendored_copy(two_gems, monkeypatch):
+    """``lex: Web::Builder#map`` is the framework's entry, though the paginator vendors a copy as
+    ``Pags::Web::Builder#map`` that matches the question's words better. Without the rule the name
+    matches both, pins neither, and the copy ranks first."""
+    from gemdoc import hybrid
+
+    text = "map a path to an application of pages\nlex: Web::Builder#map"
+    first = hybrid.query(two_gems.conn, text, two_gems.scope.gems, 3).hits[0].title
+    assert first == "Web::Builder#map"
+    monkeypatch.setattr(searcher, "EXACT_NAMES_FIRST", False)
+    assert hybrid.query(two_gems.conn, text, two_gems.scope.gems, 3).hits[0].title == "Pags::Web::Builder#map"

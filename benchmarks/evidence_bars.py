@@ -80,7 +80,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
     }
 
 
-def refuses_form(read_: dict, absent_rule: bool, insisted_rule: bool | None = None, floor: bool = True,
+def refuses_form(read_: dict, absent_rule: bool = True, insisted_rule: bool | None = None, floor: bool = True,
                  specific_rule: bool = True) -> bool:
     """The shipped gate on one agent form, with or without the rule that a technical term the bundle
     never mentions overrules a rephrasing's evidence, its form that named APIs do not stop
@@ -134,9 +134,9 @@ def best(decisions: dict, reads: list[dict], chosen: list[int]) -> evidence.Bars
     return max(decisions, key=score)
 
 
-def form_figures(form_reads: list[dict], absent_rule: bool, insisted_rule: bool | None = None,
-                 floor: bool = True, specific_rule: bool = True) -> dict:
-    refused = [refuses_form(r, absent_rule, insisted_rule, floor, specific_rule) for r in form_reads]
+def form_figures(form_reads: list[dict], **rules: bool | None) -> dict:
+    """The agent forms judged with the shipped gate, some rules switched (refuses_form's keywords)."""
+    refused = [refuses_form(r, **rules) for r in form_reads]
     return {s: figures([r for r in form_reads if r["split"] == s], [x for r, x in zip(form_reads, refused)
                                                                       if r["split"] == s])
             for s in questions.SPLITS}  # fmt: skip
@@ -196,11 +196,11 @@ def main() -> None:
                   "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True)},
         "search": {"previous": measured(PREVIOUS, False), "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False)},
-        "agent form": {name: form_figures(form_reads, *rules) for name, rules in
-                       (("shipped", (True,)), ("without the rephrasing floor", (True, None, False)),
-                        ("floor without the specific-API rule", (True, None, True, False)),
-                        ("without the insisted-subject rule", (True, False)),
-                        ("without either absent-term rule", (False,)))},
+        "agent form": {name: form_figures(form_reads, **rules) for name, rules in
+                       (("shipped", {}), ("without the rephrasing floor", {"floor": False}),
+                        ("floor without the specific-API rule", {"specific_rule": False}),
+                        ("without the insisted-subject rule", {"insisted_rule": False}),
+                        ("without either absent-term rule", {"absent_rule": False}))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():

@@ -181,7 +181,15 @@ def _evidence(e: dict) -> list[str]:
         "typed query whose `vec:` part has no chunk within cosine "
         f"{e.get('rephrasing_floor', 0.45)} of it: the highest floor, in steps of 0.05, that refused at most 2% of the "
         "answerable dev forms; a documented method named by its full name or a cop stands against it (row \"floor "
-        "without the specific-API rule\": the floor overruling those too).",
+        "without the specific-API rule\": the floor overruling those too). The asked-subject rule refuses a question "
+        "of one part (the verbatim question, or an agent form of one part) when such a technical term is said in the "
+        "sentence that asks, not only where the question sets the scene; its rows show the gate without it, bars "
+        "chosen again without it. The row \"chosen with every missing word weighing fully\" shows the best bars "
+        "when an ordinary English word the docs lack weighs as much as a technical term: more silence, but issue "
+        "#14 asks that \"tomorrow\" or \"payments\" not weigh like \"kafka\", so those bars are not shipped. "
+        "Rephrasing floors on dev's agent forms (answerable refused / silence): "
+        + ", ".join(f"{k} {v['refused']:.3f} / {v['silence']:.3f}" for k, v in e.get("rephrasing_floors", {}).items())
+        + ".",
         "",
     ]
 

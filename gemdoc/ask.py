@@ -187,7 +187,7 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
 
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
     """Whether ``Dept/Name`` named RuboCop cops, not a class written with a slash (``Net/HTTP``): the
-    slash form is what evidence.spares_floor takes for a cop."""
+    slash form is what evidence.specific takes for a cop."""
     marks = ",".join("?" * len(entries))
     titles = conn.execute(f"SELECT title FROM chunks WHERE id IN ({marks})", entries).fetchall()
     return all(title.startswith("RuboCop::Cop::") for (title,) in titles)

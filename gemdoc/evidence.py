@@ -24,6 +24,12 @@ model changes") always finds its words somewhere; the subject it rephrases ("Pap
 says whether the bundle covers the question. A single part has no such rephrasing: its coverage
 already weighs its missing terms.
 
+The question as the user typed it (the untyped part, or the only part) says its subject in the
+sentence that asks: a technical term the bundle never mentions said there ("How do I produce Kafka
+messages from a model callback?"), not only where the question sets the scene ("We deploy through
+ngrok."), refuses the question whatever classes or modules it names; not when a part names a
+documented method by its full name or a cop (below).
+
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
 question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its
 ``vec:`` parts, the question is refused whatever its words matched and whatever classes or modules it
@@ -50,8 +56,9 @@ from gemdoc.terms import SPECIFIC_API
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
 INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
-REPHRASING_FLOOR = 0.45  # the highest floor (steps of 0.05) refusing at most 2% of dev's answerable agent forms
+REPHRASING_FLOOR = 0.45  # refuses no answerable dev agent form; 0.5 (1.7%) cost dev hit@1 0.011, test gained nothing (evidence_bars.py)
 SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
+ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above; evidence_bars.py)
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
@@ -64,7 +71,7 @@ class Bars:
     rare_zipf: float  # ...one this rare or rarer weighs fully, linearly in between
 
 
-BARS = Bars(min_coverage=0.9, min_concentration=0.3, min_cosine=0.55, common_zipf=5.0, rare_zipf=3.0)  # evidence_bars.py
+BARS = Bars(min_coverage=0.6, min_concentration=0.3, min_cosine=0.5, common_zipf=4.01, rare_zipf=4.0)  # evidence_bars.py
 
 HINTS = {
     "no_query_term_in_index": "No word of the question occurs in this bundle's documentation: ask with the words "
@@ -120,6 +127,7 @@ class Evidence:
     parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
     absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
+    scene: list[str] = field(default_factory=list)  # terms said only where the question sets the scene
     rephrasing: float | None = None  # the nearest chunk's cosine to the ``vec:`` part
     reason: str | None = None
     bars: Bars = BARS
@@ -131,7 +139,7 @@ class Evidence:
     def diagnosis(self) -> dict:
         """The machine-readable account of a refusal (also useful when answering)."""
         data = asdict(self)
-        for key in ("rarity", "held", "any_in_bundle", "bars"):
+        for key in ("rarity", "held", "any_in_bundle", "bars", "scene"):
             data.pop(key)
         data["coverage"] = round(self.coverage, 4)
         data["concentration"] = round(self.concentration, 4)
@@ -152,10 +160,12 @@ def assess(
     best_share: float,
     exact: bool,
     bars: Bars = BARS,
+    scene: Collection[str] = (),
 ) -> Evidence:
     """One part's evidence. ``rarity`` weighs every term (a term absent from the store as the rarest);
     ``in_bundle`` holds the terms with a chunk in the bundle; ``best_share`` is the largest rarity any
-    one chunk holds, as a share of the distinctive terms' total."""
+    one chunk holds, as a share of the distinctive terms' total; ``scene``: the terms said only where
+    the question sets the scene (terms.scene_terms)."""
     distinctive = [t for t in terms if t not in ubiquitous]
     found = Evidence(
         distinctive,
@@ -165,6 +175,7 @@ def assess(
         best_share * sum(rarity[t] for t in distinctive),
         exact=exact,
         any_in_bundle=any(t in in_bundle for t in terms),
+        scene=[t for t in distinctive if t in scene],
     )
     return decide(found, bars)
 
@@ -198,7 +209,7 @@ def judge(
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
     query's terms written as code (terms.code_terms); ``rephrasing``: the nearest chunk's cosine to
-    the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (spares_floor)."""
+    the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (``specific``)."""
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
@@ -213,16 +224,21 @@ def judge(
     several = [ev for _, ev in judged] if len(judged) > 1 else []
     if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
         best.reason = "too_little_of_the_query_matched"
+    typed_as_asked = [ev for kind, ev in judged if kind is None] if several else [best]
+    if ASKED_SUBJECT_RULE and not best.refused and not specific(named) and any(
+        asked_subjects(ev, bars) for ev in typed_as_asked
+    ):
+        best.reason = "too_little_of_the_query_matched"
     best.rephrasing = rephrasing
-    if rephrasing is not None and rephrasing < REPHRASING_FLOOR and not spares_floor(named):
+    if rephrasing is not None and rephrasing < REPHRASING_FLOOR and not (SPECIFIC_API_RULE and specific(named)):
         best.reason = "nothing_near_the_rephrasing"
     return best
 
 
-def spares_floor(named: list[str]) -> bool:
-    """Whether a documented API named is one entry (a method by its full name, a cop), which the
-    rephrasing floor does not overrule."""
-    return SPECIFIC_API_RULE and any(SPECIFIC_API.match(name) for name in named)
+def specific(named: list[str]) -> bool:
+    """Whether a documented API named is one entry (a method by its full name, a cop), which neither
+    the rephrasing floor nor an absent subject in the sentence that asks overrules."""
+    return any(SPECIFIC_API.match(name) for name in named)
 
 
 def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) -> bool:
@@ -231,6 +247,11 @@ def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) ->
         return False
     lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars) if t not in code)
     return any(n > 1 for n in lacked.values())
+
+
+def asked_subjects(found: Evidence, bars: Bars = BARS) -> list[str]:
+    """The absent subjects (absent_subjects) of a part said in its sentence that asks."""
+    return [t for t in absent_subjects([found], bars) if t not in found.scene]
 
 
 def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:

@@ -62,7 +62,6 @@ NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained no
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 SIZE_POWER = 0.1  # 0: off. On dev alone 0.05 / 0.1 / 0.2 gave hit@1 0.376 / 0.399 / 0.382; test agreed (rank_rules.py)
 SCENE_WEIGHT = 0.5  # a term said only where a question sets the scene (rank_rules.py; 0.25 and 0.75 did worse on dev)
-SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # not inside `json.array! jbuilder`
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
@@ -99,6 +98,7 @@ class Plan:
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
     fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
+    scene: set[str] = field(default_factory=set)  # terms said only where the question sets the scene
 
 
 class Scope:
@@ -167,20 +167,9 @@ def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
     kept = [t for t in terms if df[t] and t not in ubiquitous] or ubiquitous
     idf = {t: _idf(total, df[t]) for t in terms if df[t]}
     postings = {t: _postings(conn, t, df[t], total) for t in kept}
-    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings, weight=scene_weights(text, kept))
-
-
-def scene_weights(text: str, kept: list[str]) -> dict[str, float]:
-    """Terms said only in the sentences that set the scene ("Our nightly build runs in a container."),
-    not in the one that asks (the last ending in ``?``, else the last): they count SCENE_WEIGHT."""
-    if SCENE_WEIGHT == 1.0:
-        return {}
-    sentences = [s for s in SENTENCE_END.split(text[: q.MAX_QUERY_CHARS]) if s.strip()]
-    if len(sentences) < 2:
-        return {}
-    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
-    in_ask = set(q.terms(asked[-1]))
-    return {t: SCENE_WEIGHT for t in kept if t not in in_ask}
+    scene = q.scene_terms(text, terms)
+    weight = {t: SCENE_WEIGHT for t in kept if t in scene}  # a term's share in ranking
+    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings, weight=weight, scene=scene)
 
 
 def weighed_idf(p: Plan, terms: list[str]) -> float:
@@ -302,7 +291,7 @@ def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evid
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
     total = sum(rarity[t] for t in distinctive) or 1.0
     share = held / total if p.kept and p.kept[0] in distinctive else 0.0
-    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact)
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.scene)
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:

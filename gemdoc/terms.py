@@ -32,6 +32,21 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
+SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # not inside `json.array! jbuilder`
+
+
+def scene_terms(text: str, among: list[str]) -> set[str]:
+    """The terms of ``among`` said only in the sentences that set the scene ("Our nightly build runs
+    in a container."), not in the one that asks: the last ending in ``?``, else the last. A question
+    of one sentence has no scene."""
+    sentences = [s for s in SENTENCE_END.split(text[:MAX_QUERY_CHARS]) if s.strip()]
+    if len(sentences) < 2:
+        return set()
+    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
+    in_ask = set(terms(asked[-1]))
+    return {t for t in among if t not in in_ask}
+
+
 CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
 
 

@@ -34,10 +34,10 @@ def test_a_refusal_names_the_nearest_candidates_it_rejected(project):
 
 
 def test_each_typed_part_is_judged_on_its_own(project):
-    typed = "lex: retry attempts waiting\nhyde: train a neural network on a graphics card"
+    typed = "lex: retry attempts waiting\nhyde: train a large network on a graphics card"
     data = reply("query", "-C", str(project), typed, "--explain")
     assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
-    hyde_alone = reply("query", "-C", str(project), "hyde: train a neural network on a graphics card")
+    hyde_alone = reply("query", "-C", str(project), "hyde: train a large network on a graphics card")
     assert hyde_alone["refused"]  # the part that the lex: part outweighs is refused on its own
     absent = reply("query", "-C", str(project), "lex: kafka offsets\nvec: train a neural network on gpu tensors")
     assert absent["refused"] and [p["part"] for p in absent["diagnosis"]["parts"]] == ["lex", "vec"]
@@ -75,11 +75,49 @@ def test_a_missing_subject_two_parts_say_in_words_outweighs_a_named_api(project,
 
 
 def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):
-    named = reply("search", "-C", str(project), "does Retry#discard_on work with neural network gpu tensors")
+    scene = "We train neural networks on gpu tensors overnight."
+    named = reply("search", "-C", str(project), f"{scene} Does Retry#discard_on stop that work?")
     assert not named["refused"] and named["diagnosis"] is None
     assert "Retry#discard_on" in [r["title"] for r in named["results"]]
-    unknown = reply("search", "-C", str(project), "does Kafka::Consumer#seek work with neural network gpu tensors")
+    unknown = reply("search", "-C", str(project), f"{scene} Does Kafka::Consumer#seek stop that work?")
     assert unknown["refused"] and unknown["diagnosis"]["named"] == []
+
+
+def test_an_absent_subject_in_the_sentence_that_asks_refuses_a_question(project, monkeypatch):
+    """Said where the question sets the scene, a term the bundle never mentions is context ("we
+    deploy through ngrok"); said in the sentence that asks, it is the subject, unless the question
+    names a documented method by its full name, one specific entry."""
+    scene = "Our jobs run on machines we reach through ngrok. How do I retry a job when an error is raised?"
+    asked = "Our jobs run on several machines. How do I retry a job through ngrok when an error is raised?"
+    one_sentence = "retry a job through ngrok when an error is raised"
+    for command in ("search", "query"):
+        kept = reply(command, "-C", str(project), scene)
+        assert not kept["refused"] and kept["results"][0]["title"].startswith("Retry#")
+        for text in (asked, one_sentence):
+            data = reply(command, "-C", str(project), text)
+            assert data["refused"] and data["diagnosis"]["reason"] == "too_little_of_the_query_matched"
+            assert data["diagnosis"]["absent"] == ["ngrok"]
+        named = reply(command, "-C", str(project), asked.replace("retry a job", "use Retry#retry_on"))
+        assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
+    monkeypatch.setattr(evidence, "ASKED_SUBJECT_RULE", False)
+    from gemdoc import ask
+
+    assert not ask.keyword(ask.open_bundle(project), asked, ask.Options()).refused
+
+
+def test_the_question_as_typed_says_its_subject_in_a_typed_query_too(project, monkeypatch):
+    """In a query of several parts, the untyped part is the user's question: an absent subject in its
+    sentence that asks refuses the query even beside a documented method named bare (``retry_on``),
+    but not beside one named by its full name, one specific entry."""
+    asked = "Our jobs run on several machines. How do I retry a job through ngrok when it fails?"
+    typed = f"{asked}\nlex: retry_on\nvec: retry the job when the given error is raised"
+    data = reply("query", "-C", str(project), typed)
+    assert data["refused"] and data["diagnosis"]["reason"] == "too_little_of_the_query_matched"
+    assert data["diagnosis"]["absent"] == ["ngrok"] and data["diagnosis"]["named"] == ["retry_on"]
+    named = reply("query", "-C", str(project), typed.replace("lex: retry_on", "lex: Retry#retry_on"))
+    assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
+    monkeypatch.setattr(evidence, "ASKED_SUBJECT_RULE", False)
+    assert not reply("query", "-C", str(project), typed)["refused"]
 
 
 def test_ordinary_words_weigh_less_than_technical_ones():
@@ -114,7 +152,7 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     """An agent's ``vec:`` part says what the docs would say if they covered the question: when no chunk
     comes within REPHRASING_FLOOR of it, the query is refused although the question's own words occur."""
     question = "how do I retry a job when an error is raised"
-    far = f"{question}\nvec: bake bread in a hot oven for dinner"  # common words: no absent technical term
+    far = f"{question}\nvec: cook food at home for dinner"  # common words: no absent technical term
     data = reply("query", "-C", str(project), far)
     assert data["refused"] and data["diagnosis"]["reason"] == "nothing_near_the_rephrasing"
     assert data["diagnosis"]["rephrasing"] < data["diagnosis"]["min_rephrasing"] == evidence.REPHRASING_FLOOR
@@ -143,7 +181,7 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
 def test_a_method_named_by_its_full_name_stands_against_the_rephrasing_floor(project, monkeypatch):
     """A documented method named by its full name is one specific API entry: a loose ``vec:`` part far
     from every chunk does not overrule it (real CLI, store and model). With the rule off it does."""
-    far = "how do I retry a job when an error is raised\nlex: Retry#retry_on\nvec: bake bread in a hot oven for dinner"
+    far = "how do I retry a job when an error is raised\nlex: Retry#retry_on\nvec: cook food at home for dinner"
     data = reply("query", "-C", str(project), far)
     assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
     assert data["diagnosis"] is None

@@ -173,7 +173,7 @@ def test_words_that_only_set_the_scene_weigh_less_than_the_asking_sentence(bundl
 
 @pytest.mark.parametrize("text", ["json.array! jbuilder", "Array#empty? vs any?", "use Foo.bar. then Baz"])
 def test_a_bang_or_predicate_method_does_not_end_a_sentence(text):
-    assert searcher.scene_weights(text, searcher.q.terms(text)) == {}
+    assert searcher.q.scene_terms(text, searcher.q.terms(text)) == set()
 
 
 @pytest.fixture
@@ -241,7 +241,7 @@ def test_a_slash_name_is_a_cop_only_when_rubocop_documents_one(two_gems):
 
     named = ask.named_apis(two_gems, "Web/Builder Style/PageSize")
     assert named == ["Web::Builder", "Style/PageSize"]
-    assert not evidence.spares_floor(named[:1]) and evidence.spares_floor(named[1:])
+    assert not evidence.specific(named[:1]) and evidence.specific(named[1:])
 
 
 def test_a_full_name_names_its_own_entry_not_a_vendored_copy(two_gems, monkeypatch):

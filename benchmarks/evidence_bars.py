@@ -86,12 +86,13 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
 
 
 RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJECT_RULE",
-         "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE"}
+         "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR"}
 
 
 @contextlib.contextmanager
-def switched(**rules: bool | None):
-    """The gate with some of its rules (RULES' keywords) switched; ``insisted_rule`` None: as ``absent_rule``."""
+def switched(**rules: bool | float | None):
+    """The gate with some of its rules (RULES' keywords) switched, or its rephrasing floor moved
+    (``floor_at``); ``insisted_rule`` None: as ``absent_rule``."""
     shipped = {name: getattr(evidence, name) for name in RULES.values()}
     if rules.get("insisted_rule") is None and "absent_rule" in rules:
         rules["insisted_rule"] = rules["absent_rule"]
@@ -124,6 +125,11 @@ def all_bars(zipfs: tuple = GRID["zipf"]) -> list[evidence.Bars]:
         evidence.Bars(cov, conc, cos, common_zipf, rare_zipf)
         for cov, conc, cos, (common_zipf, rare_zipf) in itertools.product(*axes)
     ]
+
+
+def decisions_on(reads: list[dict], grid: list[evidence.Bars]) -> dict[evidence.Bars, list[bool]]:
+    """Whether each set of bars refuses each question (vectors on)."""
+    return {bars: [refuses(r, bars, True) for r in reads] for bars in grid}
 
 
 def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool) -> bool:
@@ -160,19 +166,14 @@ def form_figures(form_reads: list[dict], **rules: bool | None) -> dict:
 
 
 def floors(form_reads: list[dict]) -> dict[str, dict]:
-    """Each rephrasing floor's share of dev's answerable agent forms refused and silence on its absent
-    ones: the shipped floor is the highest refusing at most MAX_REFUSED."""
+    """Each rephrasing floor's share of dev's answerable agent forms refused and silence on its absent ones."""
     dev = [r for r in form_reads if r["split"] == "dev"]
-    shipped = evidence.REPHRASING_FLOOR
-    try:
-        table = {}
-        for floor in FLOORS:
-            evidence.REPHRASING_FLOOR = floor
+    table = {}
+    for floor in FLOORS:
+        with switched(floor_at=floor):
             got = figures(dev, [refuses_form(r) for r in dev])
-            table[f"{floor:.2f}"] = {"refused": got["refused"], "silence": got["silence"]}
-        return table
-    finally:
-        evidence.REPHRASING_FLOOR = shipped
+        table[f"{floor:.2f}"] = {"refused": got["refused"], "silence": got["silence"]}
+    return table
 
 
 def fold_of(question_id: str) -> int:
@@ -204,14 +205,12 @@ def main() -> None:
         form_reads = [read_form(bundle, embedder, matrix, q, forms[q["id"]])
                       for q in known + absent if q["id"] in forms]  # fmt: skip
         cached.write_bytes(pickle.dumps((reads, form_reads)))
-    decisions = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars()}
+    decisions = decisions_on(reads, all_bars())
     split = {s: [i for i, r in enumerate(reads) if r["split"] == s] for s in questions.SPLITS}
     chosen = best(decisions, reads, split["dev"])
-    unweighted = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars((UNWEIGHTED,))}
-    chosen_unweighted = best(unweighted, reads, split["dev"])
+    chosen_unweighted = best(decisions_on(reads, all_bars((UNWEIGHTED,))), reads, split["dev"])
     with switched(asked_rule=False):
-        unasked = {bars: [refuses(r, bars, True) for r in reads] for bars in all_bars()}
-    chosen_unasked = best(unasked, reads, split["dev"])
+        chosen_unasked = best(decisions_on(reads, all_bars()), reads, split["dev"])
 
     def measured(bars: evidence.Bars, vectors_on: bool, **rules: bool | None) -> dict:
         with switched(**rules):

@@ -56,9 +56,10 @@ from gemdoc.terms import SPECIFIC_API
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
 INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
-REPHRASING_FLOOR = 0.45  # refuses no answerable dev agent form; 0.5 (1.7%) cost dev hit@1 0.011, test gained nothing (evidence_bars.py)
+# Refuses no answerable dev agent form; 0.5 (1.7%) cost dev hit@1 0.011 and test gained nothing (evidence_bars.py)
+REPHRASING_FLOOR = 0.45
 SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
-ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above; evidence_bars.py)
+ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above)
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 

@@ -2,6 +2,7 @@
 
     python benchmarks/agent_forms.py prompt ID [ID ...]   # the exact prompt a fresh helper gets
     python benchmarks/agent_forms.py assemble REPLY ID [ID ...]   # its reply (forms by label) as forms by id
+    python benchmarks/agent_forms.py deal DIR N   # every question, shuffled, dealt into N prompts in DIR
 
 benchmarks/agent_forms.yaml holds the forms:
 
@@ -18,6 +19,7 @@ from another SKILL.md, so they are regenerated whenever SKILL.md changes what it
 
 import functools
 import hashlib
+import random
 import sys
 from pathlib import Path
 
@@ -142,14 +144,30 @@ def prompt(ids: list[str]) -> str:
     ])  # fmt: skip
 
 
+def deal(folder: Path, helpers: int) -> None:
+    """Every question's id, shuffled with a fixed seed and dealt round-robin into ``helpers`` groups: for
+    each, ``prompt-K.txt`` (what helper K is given) and ``ids-K.txt`` (the ids, for ``assemble``)."""
+    known, absent = questions.load()
+    ids = [q["id"] for q in known + absent]
+    random.Random(7).shuffle(ids)
+    folder.mkdir(parents=True, exist_ok=True)
+    for k in range(helpers):
+        group = ids[k::helpers]
+        (folder / f"prompt-{k + 1}.txt").write_text(prompt(group) + "\n")
+        (folder / f"ids-{k + 1}.txt").write_text(" ".join(group) + "\n")
+
+
 def main() -> None:
     if len(sys.argv) >= 3 and sys.argv[1] == "prompt":
         print(prompt(sys.argv[2:]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "deal":
+        deal(Path(sys.argv[2]), int(sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "assemble":
         forms = assemble(sys.argv[3:], yaml.safe_load(Path(sys.argv[2]).read_text()))
         print(yaml.safe_dump({"forms": forms}, sort_keys=False, allow_unicode=True, width=1000), end="")
     else:
-        raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...] | assemble REPLY ID [ID ...]")
+        raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...] | assemble REPLY ID [ID ...]"
+                         " | deal DIR N")
 
 
 if __name__ == "__main__":

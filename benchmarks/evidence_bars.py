@@ -43,6 +43,7 @@ GRID = {
 # ordinary English word the docs lack ("tomorrow", "payments") not weigh like an absent technical subject.
 UNWEIGHTED = (9.0, 8.9)
 FLOORS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+GUESSED_NEAR = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 1.01)  # 1.01: no cosine spares a wrong guess
 
 
 def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
@@ -60,6 +61,7 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         "evidence": reply.evidence,
         "named": ask.named_apis(bundle, text),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
+        "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
     }
 
 
@@ -78,6 +80,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
         "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
+        "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
         "code": set().union(*(terms.code_terms(body) for _, body in parts)),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
         "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
@@ -86,13 +89,16 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
 
 
 RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJECT_RULE",
-         "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR"}
+         "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
+         "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
+         "question_floor": "QUESTION_FLOOR"}
 
 
 @contextlib.contextmanager
 def switched(**rules: bool | float | None):
-    """The gate with some of its rules (RULES' keywords) switched, or its rephrasing floor moved
-    (``floor_at``); ``insisted_rule`` None: as ``absent_rule``."""
+    """The gate with some of its rules (RULES' keywords) switched, or its rephrasing floor or the cosine
+    that spares wrong lex: guesses moved (``floor_at``, ``guessed_near``); ``insisted_rule`` None: as
+    ``absent_rule``."""
     shipped = {name: getattr(evidence, name) for name in RULES.values()}
     if rules.get("insisted_rule") is None and "absent_rule" in rules:
         rules["insisted_rule"] = rules["absent_rule"]
@@ -112,10 +118,11 @@ def refuses_form(read_: dict, floor: bool = True, **rules: bool | None) -> bool:
     rephrasing = read_["rephrasing"] if floor else None
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        judged = evidence.judge(parts, read_["named"], None, code=read_["code"], rephrasing=rephrasing)
+        found = {"code": read_["code"], "rephrasing": rephrasing, "guessed": read_["guessed"]}
+        judged = evidence.judge(parts, read_["named"], None, **found)
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-            judged = evidence.judge(parts, read_["named"], read_["cosine"], code=read_["code"], rephrasing=rephrasing)
+            judged = evidence.judge(parts, read_["named"], read_["cosine"], **found)
         return judged.refused
 
 
@@ -133,8 +140,17 @@ def decisions_on(reads: list[dict], grid: list[evidence.Bars]) -> dict[evidence.
 
 
 def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool) -> bool:
+    """The gate on one question asked verbatim: with vectors, its cosine both as evidence and, for a
+    question of one sentence, against QUESTION_FLOOR."""
     cosine = read_["cosine"] if vectors_on else None
-    return evidence.judge([(None, dataclasses.replace(read_["evidence"]))], read_["named"], cosine, bars).refused
+    question = cosine if read_["one_sentence"] else None
+    part = [(None, dataclasses.replace(read_["evidence"]))]
+    return evidence.judge(part, read_["named"], cosine, bars, question=question).refused
+
+
+def verbatim(read_: dict) -> bool:
+    """The shipped gate, vectors on, on one question asked verbatim."""
+    return refuses(read_, evidence.BARS, True)
 
 
 def figures(reads: list[dict], refused: list[bool], rank: str = "rank") -> dict:
@@ -165,14 +181,16 @@ def form_figures(form_reads: list[dict], **rules: bool | None) -> dict:
             for s in questions.SPLITS}  # fmt: skip
 
 
-def floors(form_reads: list[dict]) -> dict[str, dict]:
-    """Each rephrasing floor's share of dev's answerable agent forms refused and silence on its absent ones."""
-    dev = [r for r in form_reads if r["split"] == "dev"]
+def sweep(reads: list[dict], rule: str, values: tuple[float, ...], refused=refuses_form) -> dict[str, dict]:
+    """Each value of one of the gate's cosines (``floor_at``, ``guessed_near``, ``question_floor``): the
+    share of dev's answerable questions (``reads``: agent forms, or verbatim with ``refused=verbatim``)
+    refused and silence on its absent ones."""
+    dev = [r for r in reads if r["split"] == "dev"]
     table = {}
-    for floor in FLOORS:
-        with switched(floor_at=floor):
-            got = figures(dev, [refuses_form(r) for r in dev])
-        table[f"{floor:.2f}"] = {"refused": got["refused"], "silence": got["silence"]}
+    for value in values:
+        with switched(**{rule: value}):
+            got = figures(dev, [refused(r) for r in dev])
+        table[f"{value:.2f}"] = {"refused": got["refused"], "silence": got["silence"]}
     return table
 
 
@@ -231,14 +249,20 @@ def main() -> None:
         "cross_validated_dev": cross_validate(decisions, reads, split["dev"]),
         "shipped": dataclasses.asdict(evidence.BARS),
         "rephrasing_floor": evidence.REPHRASING_FLOOR,
-        "rephrasing_floors": floors(form_reads),
+        "rephrasing_floors": sweep(form_reads, "floor_at", FLOORS),
+        "guessed_names_near": evidence.GUESSED_NAMES_NEAR,
+        "guessed_names_nears": sweep(form_reads, "guessed_near", GUESSED_NEAR),
+        "question_floor": evidence.QUESTION_FLOOR,
+        "question_floors": sweep(reads, "question_floor", FLOORS, verbatim),
         "query": {"ungated": {s: figures([reads[i] for i in idx], [False] * len(idx)) for s, idx in split.items()},
-                  "previous": measured(PREVIOUS, True, asked_rule=False),
+                  "previous": measured(PREVIOUS, True, asked_rule=False, question_floor=-1.0),
                   "shipped": measured(evidence.BARS, True), "chosen": measured(chosen, True),
                   "without the asked-subject rule, bars chosen without it": measured(chosen_unasked, True,
                                                                                      asked_rule=False),
-                  "chosen with every missing word weighing fully": measured(chosen_unweighted, True)},
-        "search": {"previous": measured(PREVIOUS, False, asked_rule=False), "shipped": measured(evidence.BARS, False),
+                  "chosen with every missing word weighing fully": measured(chosen_unweighted, True),
+                  "without the question floor": measured(evidence.BARS, True, question_floor=-1.0)},
+        "search": {"previous": measured(PREVIOUS, False, asked_rule=False, question_floor=-1.0),
+                   "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False),
                    "without the asked-subject rule, bars chosen without it": measured(chosen_unasked, False,
                                                                                       asked_rule=False)},
@@ -247,12 +271,15 @@ def main() -> None:
                         ("floor without the specific-API rule", {"specific_rule": False}),
                         ("without the insisted-subject rule", {"insisted_rule": False}),
                         ("without either absent-term rule", {"absent_rule": False}),
-                        ("without the asked-subject rule", {"asked_rule": False}))},
+                        ("without the asked-subject rule", {"asked_rule": False}),
+                        ("without the guessed-names rule", {"guessed_rule": False}))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():
             print(arm, name, {s: {k: by_split[s][k] for k in ("hit@1", "refused", "silence")} for s in by_split})
     print("rephrasing floors on dev agent forms:", result["rephrasing_floors"])
+    print("cosines sparing wrong lex: guesses on dev agent forms:", result["guessed_names_nears"])
+    print("question floors on dev verbatim questions:", result["question_floors"])
     print("chosen on dev:", result["chosen"], "cross-validated on dev:", result["cross_validated_dev"])
     common.save("evidence", result)
 

@@ -188,11 +188,22 @@ def _evidence(e: dict) -> list[str]:
         "it). The row \"chosen with every missing word weighing fully\" shows the best bars "
         "when an ordinary English word the docs lack weighs as much as a technical term: more silence, but issue "
         "#14 asks that \"tomorrow\" or \"payments\" not weigh like \"kafka\", so those bars are not shipped. "
-        "Rephrasing floors on dev's agent forms (answerable refused / silence): "
-        + ", ".join(f"{k} {v['refused']:.3f} / {v['silence']:.3f}" for k, v in e.get("rephrasing_floors", {}).items())
-        + ".",
+        "Rephrasing floors on dev's agent forms (answerable refused / silence): " + _sweep(e, "rephrasing_floors")
+        + ". The question floor refuses a verbatim `query` of one sentence (no scene) with no chunk within cosine "
+        f"{e.get('question_floor')} of it, unless it names a documented method by its full name; chosen in the same "
+        "steps as the bars, the most silence refusing at most 2% of dev's answerable questions (lowest on a tie). "
+        "Question floors on dev's verbatim questions: " + _sweep(e, "question_floors")
+        + ". The guessed-names rule refuses a typed query when the bundle documents none of the API names of its "
+        "`lex:` part, neither as written nor where RDoc files them, unless a chunk comes within cosine "
+        f"{e.get('guessed_names_near')} of a part (chosen the same way on dev's agent forms) or a part names a "
+        "documented method by its full name: " + _sweep(e, "guessed_names_nears") + ".",
         "",
     ]
+
+
+def _sweep(e: dict, key: str) -> str:
+    """One of evidence_bars.py's sweeps of a cosine: each value's answerable refused / silence on dev."""
+    return ", ".join(f"{k} {v['refused']:.3f} / {v['silence']:.3f}" for k, v in e.get(key, {}).items())
 
 
 def _mcp(m: dict) -> list[str]:

@@ -149,11 +149,19 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
     vectors_on = embedder is not None and matrix is not None
     floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
-    judged = evidence.judge(lexical, named, None, code=code, rephrasing=rephrasing)
-    if judged.refused and evidence.BARS.min_cosine <= 1 and vectors_on:
-        judged = evidence.judge(lexical, named, nearest_cosine(parts, embedder, matrix), code=code,
-                                rephrasing=rephrasing)  # fmt: skip
+    guessed = guessed_names(bundle, parts) if vectors_on else []  # without vectors nothing near can spare them
+    asked = nearest_cosine(parts, embedder, matrix) if floor and _one_sentence(parts) else None
+    found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked}
+    judged = evidence.judge(lexical, named, None, **found)
+    if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed):
+        cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)
+        judged = evidence.judge(lexical, named, cosine, **found)
     return judged
+
+
+def _one_sentence(parts: list) -> bool:
+    """Whether the query is the question alone, in one sentence: no scene dilutes its vector."""
+    return len(parts) == 1 and parts[0][0] is None and len(q.sentences_of(parts[0][1])) == 1
 
 
 def nearest_cosine(parts: list, embedder, matrix) -> float | None:
@@ -177,12 +185,35 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
     answered one more absent question on dev and no answerable one (benchmarks/evidence_bars.py)."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     found = []
-    for word in dict.fromkeys(w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split()):
-        ident = q.identifier(word.replace("/", "::")) if API_WORD.search(word) else None
-        entries = searcher.entries_named(bundle.conn, ident, scope) if ident else []
+    for word in api_words(text):
+        entries = _entries(bundle.conn, word, scope)
         if entries:
             found.append(word if "/" not in word or _cops(bundle.conn, entries) else word.replace("/", "::"))
     return found
+
+
+def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[str]:
+    """The API names of the query's ``lex:`` parts when the bundle documents none of them, neither
+    under that name nor where RDoc files it (search.entries_akin): the agent's picture of the answer
+    is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1). Empty
+    when any of them is documented, or the parts name none."""
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    words = [w for kind, body in parts if kind == "lex" for w in api_words(body)]
+    if any(_entries(bundle.conn, w, scope) or searcher.entries_akin(bundle.conn, w, scope) for w in words):
+        return []
+    return words
+
+
+def api_words(text: str) -> list[str]:
+    """The words of ``text`` written as an API name (API_WORD), each once."""
+    words = (w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split())
+    return [w for w in dict.fromkeys(words) if API_WORD.search(w)]
+
+
+def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
+    """The entries an API word names exactly (search.entries_named); a cop's slash read as ``::``."""
+    ident = q.identifier(word.replace("/", "::"))
+    return searcher.entries_named(conn, ident, scope) if ident else []
 
 
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:

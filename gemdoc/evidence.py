@@ -37,7 +37,21 @@ names; not when a part names a documented method by its full name (``RSpec::Matc
 cop (``Style/StringLiterals``): one specific API entry is evidence a loose rephrasing cannot overrule
 (a class, ``Faraday::Middleware``, is often only the setting). The floor applies only when every
 chunk of the bundle has a vector: one not embedded yet may be the near one. The untyped question gets
-no such floor: its scene and wording keep its cosine low even when the answer is there.
+no such floor when it sets a scene: its scene and wording keep its cosine low even when the answer is
+there.
+
+An agent's ``lex:`` part names the APIs it expects the answer in. When the bundle documents none of
+them, neither under that name nor where RDoc files it (``ActiveRecord::Relation#load_async`` asked
+of Rails 6.1, ``Sidekiq::Batch`` of Sidekiq without Pro), the question is refused unless a chunk
+comes within GUESSED_NAMES_NEAR (cosine) of a part, or a part names a documented method by its full
+name: a wrong guess beside a near passage is only a wrong guess. Only where vectors exist: without a
+cosine nothing could spare a wrong guess.
+
+A question asked alone in one sentence ("detect faces in a photo") has no scene to dilute its
+vector: when no chunk comes within QUESTION_FLOOR of it, it is refused whatever its words matched,
+unless it names a documented method by its full name. A question that sets a scene first gets no
+such floor (its cosine stays low even when the answer is there), nor does an agent's typed query,
+whose ``vec:`` part has its own.
 
 A question without evidence gets no results and a diagnosis saying why, what to do, and the nearest
 candidates it rejected. The bars (BARS) are chosen by cross-validation on the ruler's dev questions
@@ -60,6 +74,9 @@ INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; mea
 REPHRASING_FLOOR = 0.45
 SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
 ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above)
+QUESTION_FLOOR = 0.4  # chosen on dev's verbatim questions (evidence_bars.py); -1: no floor
+GUESSED_NAMES_RULE = True  # the lex: names none of which the bundle documents (see above)
+GUESSED_NAMES_NEAR = 0.6  # the lowest with the most dev agent-form silence at <= 2% refused (evidence_bars.py)
 QUANTITY = re.compile(r"^\d+[a-z]{0,3}$")  # "3am", "200k", "429": numbers, not subjects
 
 
@@ -84,6 +101,12 @@ HINTS = {
     "gem's own terms before concluding so.",
     "matched_terms_are_scattered": "The words occur, but never together in one passage: the subject is "
     "probably not documented in this bundle. Say so rather than answering from memory.",
+    "named_apis_not_in_bundle": "None of the APIs named in lex: exists in these gem versions (see guessed), "
+    "and no passage comes near the question: the locked versions probably lack them. Check a name with "
+    "`gemdoc search NAME` before concluding so.",
+    "nothing_near_the_question": "No passage of this bundle comes near the question: it probably does not "
+    "document this. Ask once more with the gem's terms (an API name in lex:, a rephrasing in vec:) before "
+    "concluding so.",
     "nothing_near_the_rephrasing": "No passage of this bundle comes near the rephrasing in the docs' words "
     "(vec:): it probably does not document this. Say so rather than answering from memory.",
 }
@@ -130,6 +153,8 @@ class Evidence:
     absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
     scene: list[str] = field(default_factory=list)  # terms said only where the question sets the scene
     rephrasing: float | None = None  # the nearest chunk's cosine to the ``vec:`` part
+    guessed: list[str] = field(default_factory=list)  # the lex: part's API names, when the bundle has none
+    question: float | None = None  # the nearest chunk's cosine to a question of one sentence asked alone
     reason: str | None = None
     bars: Bars = BARS
 
@@ -149,6 +174,9 @@ class Evidence:
         data |= {"min_coverage": self.bars.min_coverage, "min_concentration": self.bars.min_concentration}
         data |= {"min_cosine": self.bars.min_cosine if self.bars.min_cosine <= 1 else None}
         data["min_rephrasing"] = REPHRASING_FLOOR
+        data["min_guessed_near"] = GUESSED_NAMES_NEAR
+        data["question"] = None if self.question is None else round(self.question, 4)
+        data["min_question"] = QUESTION_FLOOR
         data["hint"] = HINTS.get(self.reason) if self.reason else None
         return data
 
@@ -205,12 +233,16 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 
 def judge(
     parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
-    code: Collection[str] = (), rephrasing: float | None = None,
+    code: Collection[str] = (), rephrasing: float | None = None, guessed: Collection[str] = (),
+    question: float | None = None,
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
     query's terms written as code (terms.code_terms); ``rephrasing``: the nearest chunk's cosine to
-    the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (``specific``)."""
+    the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (``specific``);
+    ``guessed``: the ``lex:`` part's API names when the bundle documents none (ask.guessed_names),
+    which refuse unless ``cosine`` reaches GUESSED_NAMES_NEAR or a specific API is named; ``question``:
+    the nearest chunk's cosine to a one-sentence question asked alone, refused below QUESTION_FLOOR."""
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
@@ -230,6 +262,13 @@ def judge(
         asked_subjects(ev, bars) for ev in typed_as_asked
     ):
         best.reason = "too_little_of_the_query_matched"
+    best.guessed = list(guessed)
+    near = cosine is not None and cosine >= GUESSED_NAMES_NEAR
+    if GUESSED_NAMES_RULE and guessed and not best.refused and not near and not specific(named):
+        best.reason = "named_apis_not_in_bundle"
+    best.question = question
+    if question is not None and question < QUESTION_FLOOR and not best.refused and not specific(named):
+        best.reason = "nothing_near_the_question"
     best.rephrasing = rephrasing
     if rephrasing is not None and rephrasing < REPHRASING_FLOOR and not (SPECIFIC_API_RULE and specific(named)):
         best.reason = "nothing_near_the_rephrasing"

@@ -115,17 +115,25 @@ def refusal_text(reply: Reply) -> str:
         f"no answer in this bundle ({len(reply.bundle.scope.gems)} gems): {d['reason']}",
         f"  distinctive terms: {', '.join(d['distinctive']) or '(none)'} · matched: {', '.join(d['matched']) or '(none)'}"
         + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else "")
-        + (f" · never mentioned: {', '.join(d['absent'])}" if d["absent"] else ""),
+        + (f" · never mentioned: {', '.join(d['absent'])}" if d["absent"] else "")
+        + (f" · lex: names not in these versions: {', '.join(d['guessed'])}" if d["guessed"] else ""),
         f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
         f"(bar {d['min_concentration']})"
-        + (f" · nearest cosine {d['cosine']:.2f} (bar {d['min_cosine']})" if d["cosine"] is not None else "")
+        + (f" · nearest cosine {d['cosine']:.2f} (bar {_cosine_bar(d)})" if d["cosine"] is not None else "")
         + (f" · vec: nearest cosine {d['rephrasing']:.2f} (floor {d['min_rephrasing']})"
-           if d["rephrasing"] is not None else ""),
+           if d["rephrasing"] is not None else "")
+        + (f" · question: nearest cosine {d['question']:.2f} (floor {d['min_question']})"
+           if d["question"] is not None else ""),
         *[f"  part {p['part']}: {p['reason'] or 'evidence'} · coverage {p['coverage']:.2f} · concentration "
           f"{p['concentration']:.2f}" for p in d["parts"]],
         f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",
         f"  {d['hint']}",
     ])  # fmt: skip
+
+
+def _cosine_bar(d: dict) -> float:
+    """The cosine that would have spared this refusal: wrong lex: guesses need a nearer chunk."""
+    return d["min_guessed_near"] if d["reason"] == "named_apis_not_in_bundle" else d["min_cosine"]
 
 
 def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -> str:

@@ -35,11 +35,15 @@ def terms(text: str) -> list[str]:
 SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # not inside `json.array! jbuilder`
 
 
+def sentences_of(text: str) -> list[str]:
+    return [s for s in SENTENCE_END.split(text[:MAX_QUERY_CHARS]) if s.strip()]
+
+
 def scene_terms(text: str, among: list[str]) -> set[str]:
     """The terms of ``among`` said only in the sentences that set the scene ("Our nightly build runs
     in a container."), not in the one that asks: the last ending in ``?``, else the last. A question
     of one sentence has no scene."""
-    sentences = [s for s in SENTENCE_END.split(text[:MAX_QUERY_CHARS]) if s.strip()]
+    sentences = sentences_of(text)
     if len(sentences) < 2:
         return set()
     asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]

@@ -202,3 +202,69 @@ def test_only_a_method_or_a_cop_by_full_name_spares_the_floor(monkeypatch):
         assert judged([area]).reason == "nothing_near_the_rephrasing", area
     monkeypatch.setattr(evidence, "SPECIFIC_API_RULE", False)
     assert judged(["RSpec::Matchers#change"]).reason == "nothing_near_the_rephrasing"
+
+
+def test_lex_names_none_of_which_the_bundle_documents_refuse_unless_a_passage_comes_near():
+    """An agent's ``lex:`` guesses name the API it expects the answer in: when the bundle documents none
+    of them, only a chunk within GUESSED_NAMES_NEAR of a part, or a method named by its full name that
+    the bundle documents, keeps the question."""
+    def judged(cosine: float | None, named: tuple = (), guessed: tuple = ("Sidekiq::Batch#on",)) -> evidence.Evidence:
+        part = evidence.Evidence(["batch", "jobs"], ["batch", "jobs"], [], {"batch": 5.0, "jobs": 3.0}, 8.0,
+                                 any_in_bundle=True)  # fmt: skip
+        return evidence.judge([("lex", part), ("vec", part)], list(named), cosine, guessed=guessed)
+
+    refused = judged(None)
+    assert refused.reason == "named_apis_not_in_bundle" and refused.guessed == ["Sidekiq::Batch#on"]
+    assert judged(evidence.GUESSED_NAMES_NEAR - 0.05).reason == "named_apis_not_in_bundle"
+    assert not judged(evidence.GUESSED_NAMES_NEAR).refused
+    assert not judged(None, guessed=()).refused
+    assert not judged(None, named=("Sidekiq::Client#push",)).refused  # one documented method by its full name
+    assert judged(None, named=("Sidekiq",)).reason == "named_apis_not_in_bundle"  # a module is only the setting
+    assert "min_guessed_near" in refused.diagnosis() and refused.diagnosis()["hint"]
+
+
+def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_passage(project, monkeypatch):
+    """Real CLI, store and model: every ``lex:`` name unknown to the bundle refuses when no chunk comes
+    near; one documented name, or one RDoc files elsewhere (``Retry.retry_on`` is ``Retry#retry_on``),
+    keeps the question; without vectors nothing could spare a wrong guess, so the rule stays off."""
+    question = "how do I retry a job when an error is raised"
+    wrong = f"{question}\nlex: Retry#retry_later Retry::Attempts\nvec: retry the job when the given error is raised"
+    assert not reply("query", "-C", str(project), wrong)["refused"]  # the passage is near: a wrong guess only
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_NEAR", 0.99)  # no passage near enough
+    data = reply("query", "-C", str(project), wrong)
+    assert data["refused"] and data["diagnosis"]["reason"] == "named_apis_not_in_bundle"
+    assert data["diagnosis"]["guessed"] == ["Retry#retry_later", "Retry::Attempts"]
+    text = cli("query", "-C", str(project), wrong).output
+    assert "lex: names not in these versions: Retry#retry_later, Retry::Attempts" in text and "(bar 0.99)" in text
+    for kept in ("Retry#retry_later Queue#push", "Retry.retry_on"):
+        named = wrong.replace("Retry#retry_later Retry::Attempts", kept)
+        assert not reply("query", "-C", str(project), named)["refused"], kept
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_RULE", False)
+    assert not reply("query", "-C", str(project), wrong)["refused"]
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_RULE", True)
+    conn = sqlite3.connect(paths.store_path())
+    conn.execute("DELETE FROM vectors")
+    conn.commit()
+    conn.close()
+    keyword_only = reply("query", "-C", str(project), wrong)
+    assert keyword_only["mode"] == "keyword" and not keyword_only["refused"]
+
+
+def test_a_one_sentence_question_no_passage_comes_near_is_refused(project, monkeypatch):
+    """Real CLI, store and model: a question of one sentence asked alone has no scene to dilute its
+    vector, so no chunk within QUESTION_FLOOR refuses it; a question that sets a scene first, an
+    agent's typed query, and a question naming a documented method by its full name are not held to it."""
+    alone = "how do I retry a job when an error is raised"
+    assert not reply("query", "-C", str(project), alone)["refused"]
+    monkeypatch.setattr(evidence, "QUESTION_FLOOR", 0.99)  # no passage near enough
+    data = reply("query", "-C", str(project), alone)
+    assert data["refused"] and data["diagnosis"]["reason"] == "nothing_near_the_question"
+    assert data["diagnosis"]["question"] < data["diagnosis"]["min_question"] == 0.99
+    assert "question: nearest cosine" in cli("query", "-C", str(project), alone).output
+    kept = (f"Our jobs call a flaky service. {alone.capitalize()}?",
+            f"{alone}\nvec: retry the job when an error is raised", f"{alone} with Retry#retry_on")
+    for text in kept:
+        assert not reply("query", "-C", str(project), text)["refused"], text
+    assert not reply("search", "-C", str(project), alone)["refused"]  # keyword only: no vector to hold it to
+    monkeypatch.setattr(evidence, "QUESTION_FLOOR", -1.0)
+    assert not reply("query", "-C", str(project), alone)["refused"]

@@ -91,7 +91,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
 RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJECT_RULE",
          "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
          "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
-         "question_floor": "QUESTION_FLOOR"}
+         "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE"}
 
 
 @contextlib.contextmanager
@@ -260,10 +260,12 @@ def main() -> None:
                   "without the asked-subject rule, bars chosen without it": measured(chosen_unasked, True,
                                                                                      asked_rule=False),
                   "chosen with every missing word weighing fully": measured(chosen_unweighted, True),
-                  "without the question floor": measured(evidence.BARS, True, question_floor=-1.0)},
+                  "without the question floor": measured(evidence.BARS, True, question_floor=-1.0),
+                  "without the own-names rule": measured(evidence.BARS, True, own_rule=False)},
         "search": {"previous": measured(PREVIOUS, False, asked_rule=False, question_floor=-1.0),
                    "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False),
+                   "without the own-names rule": measured(evidence.BARS, False, own_rule=False),
                    "without the asked-subject rule, bars chosen without it": measured(chosen_unasked, False,
                                                                                       asked_rule=False)},
         "agent form": {name: form_figures(form_reads, **rules) for name, rules in
@@ -272,7 +274,8 @@ def main() -> None:
                         ("without the insisted-subject rule", {"insisted_rule": False}),
                         ("without either absent-term rule", {"absent_rule": False}),
                         ("without the asked-subject rule", {"asked_rule": False}),
-                        ("without the guessed-names rule", {"guessed_rule": False}))},
+                        ("without the guessed-names rule", {"guessed_rule": False}),
+                        ("without the own-names rule", {"own_rule": False}))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():

@@ -201,6 +201,12 @@ def _evidence(e: dict) -> list[str]:
     ]
 
 
+def _dev_cost(r: dict, arm: str) -> int:
+    """How many dev questions clear_first_only loses on one arm (its dev hit@1 delta, as questions)."""
+    delta = r["rules"]["clear_first_only"]["arms"][arm]["delta"]["dev"]["hit@1"]
+    return max(0, round(-delta * r["questions"]["dev"]))
+
+
 def _sweep(e: dict, key: str) -> str:
     """One of evidence_bars.py's sweeps of a cosine: each value's answerable refused / silence on dev."""
     return ", ".join(f"{k} {v['refused']:.3f} / {v['silence']:.3f}" for k, v in e.get(key, {}).items())
@@ -318,9 +324,9 @@ def _rank_rules(r: dict) -> list[str]:
         "rule ships on when it helped on dev when it was added and test agreed. Two exceptions, said plainly: "
         "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
         "vendored under another namespace) and was found through a test question, with no effect on dev; "
-        "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs `query` one dev "
-        "question beside the later gem priors (the agent arm three): it stays on, one question on "
-        "dev being noise.",
+        "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs `query` "
+        f"{_dev_cost(r, 'query')} dev question(s) beside the later gem priors (the agent arm {_dev_cost(r, 'agent')}): "
+        "its dev verdict has turned since, and it stays on only until a rule replaces it, said here.",
         "",
         "| rule | arm | Δ hit@1 | Δ MRR | shipped |",
         "|---|---|---:|---:|---|",

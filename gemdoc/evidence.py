@@ -28,7 +28,8 @@ The question as the user typed it (the untyped part, or the only part) says its 
 sentence that asks: a technical term the bundle never mentions said there ("How do I produce Kafka
 messages from a model callback?"), not only where the question sets the scene ("We deploy through
 ngrok."), refuses the question whatever classes or modules it names; not when a part names a
-documented method by its full name or a cop (below).
+documented method by its full name or a cop (below). A name of the user's own code (``ReportJob``,
+``OrdersController``: search.own_names) is no subject: missing from the docs, it weighs nothing.
 
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
 question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its
@@ -74,6 +75,7 @@ INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; mea
 REPHRASING_FLOOR = 0.45
 SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
 ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above)
+OWN_NAMES_RULE = True  # the user's own class names (search.own_names) weigh as ordinary words (evidence_bars.py)
 QUESTION_FLOOR = 0.4  # chosen on dev's verbatim questions (evidence_bars.py); -1: no floor
 GUESSED_NAMES_RULE = True  # the lex: names none of which the bundle documents (see above)
 GUESSED_NAMES_NEAR = 0.6  # the lowest with the most dev agent-form silence at <= 2% refused (evidence_bars.py)
@@ -102,8 +104,8 @@ HINTS = {
     "matched_terms_are_scattered": "The words occur, but never together in one passage: the subject is "
     "probably not documented in this bundle. Say so rather than answering from memory.",
     "named_apis_not_in_bundle": "None of the APIs named in lex: exists in these gem versions (see guessed), "
-    "and no passage comes near the question: the locked versions probably lack them. Check a name with "
-    "`gemdoc search NAME` before concluding so.",
+    "and no passage comes within min_guessed_near (cosine) of the query: the locked versions probably lack "
+    "them. Check a name with `gemdoc search NAME` before concluding so.",
     "nothing_near_the_question": "No passage of this bundle comes near the question: it probably does not "
     "document this. Ask once more with the gem's terms (an API name in lex:, a rephrasing in vec:) before "
     "concluding so.",
@@ -152,6 +154,7 @@ class Evidence:
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
     absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
     scene: list[str] = field(default_factory=list)  # terms said only where the question sets the scene
+    own: list[str] = field(default_factory=list)  # the user's own class names (``ReportJob``): weigh nothing
     rephrasing: float | None = None  # the nearest chunk's cosine to the ``vec:`` part
     guessed: list[str] = field(default_factory=list)  # the lex: part's API names, when the bundle has none
     question: float | None = None  # the nearest chunk's cosine to a question of one sentence asked alone
@@ -165,7 +168,7 @@ class Evidence:
     def diagnosis(self) -> dict:
         """The machine-readable account of a refusal (also useful when answering)."""
         data = asdict(self)
-        for key in ("rarity", "held", "any_in_bundle", "bars", "scene"):
+        for key in ("rarity", "held", "any_in_bundle", "bars", "scene", "own"):
             data.pop(key)
         data["coverage"] = round(self.coverage, 4)
         data["concentration"] = round(self.concentration, 4)
@@ -190,11 +193,13 @@ def assess(
     exact: bool,
     bars: Bars = BARS,
     scene: Collection[str] = (),
+    own: Collection[str] = (),
 ) -> Evidence:
     """One part's evidence. ``rarity`` weighs every term (a term absent from the store as the rarest);
     ``in_bundle`` holds the terms with a chunk in the bundle; ``best_share`` is the largest rarity any
     one chunk holds, as a share of the distinctive terms' total; ``scene``: the terms said only where
-    the question sets the scene (terms.scene_terms)."""
+    the question sets the scene (terms.scene_terms); ``own``: names of the user's own code
+    (search.own_names), which the docs cannot be expected to hold."""
     distinctive = [t for t in terms if t not in ubiquitous]
     found = Evidence(
         distinctive,
@@ -205,6 +210,7 @@ def assess(
         exact=exact,
         any_in_bundle=any(t in in_bundle for t in terms),
         scene=[t for t in distinctive if t in scene],
+        own=[t for t in distinctive if t in own],
     )
     return decide(found, bars)
 
@@ -212,7 +218,7 @@ def assess(
 def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
     """Weigh one part's terms under ``bars`` and say whether (and why not) it is evidence."""
     missing = [t for t in found.distinctive if t not in found.matched]
-    against = {t: weight(t, bars) for t in missing}
+    against = {t: 0.0 if _own(t, found) else weight(t, bars) for t in missing}
     present = sum(found.rarity[t] for t in found.matched)
     found.coverage = len(found.matched) / (len(found.matched) + sum(against.values())) if found.matched else 0.0
     total = present + sum(found.rarity[t] * against[t] for t in missing)
@@ -296,5 +302,10 @@ def asked_subjects(found: Evidence, bars: Bars = BARS) -> list[str]:
 
 def absent_subjects(parts: list[Evidence], bars: Bars = BARS) -> list[str]:
     """The terms of any part that the bundle never mentions and that weigh fully against a question."""
-    missing = (t for ev in parts for t in ev.distinctive if t not in ev.matched)
+    missing = (t for ev in parts for t in ev.distinctive if t not in ev.matched and not _own(t, ev))
     return [t for t in dict.fromkeys(missing) if not QUANTITY.match(t) and weight(t, bars) >= 1.0]
+
+
+def _own(term: str, found: Evidence) -> bool:
+    """A name of the user's own code (search.own_names): the docs cannot be expected to hold it."""
+    return OWN_NAMES_RULE and term in found.own

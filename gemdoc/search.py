@@ -99,6 +99,7 @@ class Plan:
     fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
     scene: set[str] = field(default_factory=set)  # terms said only where the question sets the scene
+    own: set[str] = field(default_factory=set)  # names of the user's own code (own_names)
 
 
 class Scope:
@@ -221,6 +222,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
     p = plan(conn, text, scope.store_chunks)
     p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
     p.fit = gem_fit(conn, p, scope)
+    p.own = own_names(conn, text, p, scope)
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
@@ -244,6 +246,21 @@ def gems_named(text: str, names: list[str]) -> set[str]:
     first = [re.split(r"[-_]", n)[0] for n in names]
     families = {f for f in first if first.count(f) > 1}
     return {n for n, f in zip(names, first) if re.sub(r"[-_]", "", n) in said or (f in families and f in said)}
+
+
+def own_names(conn: sqlite3.Connection, text: str, p: Plan, scope: Scope) -> set[str]:
+    """The question's names of the user's own code: a CamelCase compound no chunk of the store holds,
+    whose last word ends the name of a class or module the bundle documents, as Rails names an
+    app's classes after what they are (``ReportJob``: ``Sidekiq::Job``; ``OrdersController``:
+    ``ActionController``). ``PaperTrail`` or ``ViewComponent`` end like nothing documented."""
+    absent = {t: last for t, last in q.compound_names(text).items() if t in p.terms and t not in p.idf}
+    return {t for t, last in absent.items() if _ends_a_class(conn, last, scope)}
+
+
+def _ends_a_class(conn: sqlite3.Connection, last: str, scope: Scope) -> bool:
+    rows = conn.execute("SELECT id, title FROM chunks WHERE name GLOB ? AND source_type = 'ri' "
+                        "AND kind IN ('class', 'module')", [f"*{last.lower()}"])  # fmt: skip
+    return any(r in scope and q.HUMP.findall(title.rsplit("::", 1)[-1])[-1:] == [last] for r, title in rows)
 
 
 def gem_prior(p: Plan, gem: str) -> float:
@@ -291,7 +308,7 @@ def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evid
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
     total = sum(rarity[t] for t in distinctive) or 1.0
     share = held / total if p.kept and p.kept[0] in distinctive else 0.0
-    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.scene)
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.scene, own=p.own)
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:

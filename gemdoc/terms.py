@@ -116,3 +116,13 @@ def identifier(text: str) -> Identifier | None:
 def code_terms(text: str) -> set[str]:
     """The terms of the words written as code (``Sequel::UniqueConstraintViolation``, ``after_commit``)."""
     return {t.lower() for w in text[:MAX_QUERY_CHARS].split() if CODE.search(w) for t in TERM.findall(w)}
+
+
+COMPOUND = re.compile(r"(?<![\w:])[A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*(?![\w:])")  # ``ReportJob``, alone
+HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*")  # ``GraphQL``: ``Graph``, ``QL``
+
+
+def compound_names(text: str) -> dict[str, str]:
+    """Each CamelCase compound written alone (not part of ``A::B``), as its term, with its last word:
+    ``ReportJob`` -> ``{"reportjob": "Job"}``."""
+    return {w.lower(): HUMP.findall(w)[-1] for w in COMPOUND.findall(text[:MAX_QUERY_CHARS])}

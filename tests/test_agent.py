@@ -34,6 +34,11 @@ def cli(*args):
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
+    return make_project(tmp_path, monkeypatch)
+
+
+def make_project(tmp_path, monkeypatch, extra: tuple[Chunk, ...] = ()) -> Path:
+    """The retrier gem's store, filled directly (``extra``: chunks besides DOCS) and embedded."""
     monkeypatch.setenv("GEMDOC_MODEL_DIR", str(INT8))
     gem_root = tmp_path / "gems" / "retrier-2.0.0"
     (gem_root / "lib").mkdir(parents=True)
@@ -44,6 +49,7 @@ def project(tmp_path, monkeypatch):
     chunks = [Chunk("ri", t, t, body, f, line, "", "method", t.split("#")[-1]) for t, body, f, line in DOCS]
     chunks.append(Chunk("readme", "Retrier > Usage", "Retrier > Usage", "Call retry_on in a job class. " * 200,
                         "README.md", 3, kind="section", name="usage"))  # fmt: skip
+    chunks += extra
     writer = Writer(paths.store_path())
     _, entry = writer.replace_gem(GemRecord("retrier", "2.0.0", str(gem_root), "gem", "d1", "complete"), chunks)
     writer.record_project(str(app.resolve()), lockfile.load(app / "Gemfile.lock").sha256, "direct",

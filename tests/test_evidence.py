@@ -9,6 +9,7 @@ import test_agent
 from test_agent import cli, reply
 
 from gemdoc import embed, evidence, paths
+from gemdoc.chunk import Chunk
 
 project = test_agent.project  # the fixture: a store filled directly and embedded with the real model
 
@@ -268,3 +269,27 @@ def test_a_one_sentence_question_no_passage_comes_near_is_refused(project, monke
     assert not reply("search", "-C", str(project), alone)["refused"]  # keyword only: no vector to hold it to
     monkeypatch.setattr(evidence, "QUESTION_FLOOR", -1.0)
     assert not reply("query", "-C", str(project), alone)["refused"]
+
+
+def test_the_users_own_class_names_weigh_as_ordinary_words(tmp_path, monkeypatch):
+    """A CamelCase name no doc holds whose last word ends a class the bundle documents (``ReportJob``
+    beside ``Retrier::Job``) is the user's own code, as Rails names an app's classes: said in the
+    sentence that asks, it does not refuse the question. One that ends like nothing documented
+    (``PaperTrail``) still does; so does ``ReportJob`` in a bundle without such a class."""
+    job = Chunk("ri", "Retrier::Job", "Retrier::Job", "A unit of work a worker runs.", "lib/retry.rb", 1, "", "class",
+                "job")  # fmt: skip
+    app = test_agent.make_project(tmp_path, monkeypatch, (job,))
+    asked = "Our jobs run on several machines. How do I retry my ReportJob when an error is raised?"
+    for command in ("search", "query"):
+        data = reply(command, "-C", str(app), asked)
+        assert not data["refused"] and data["results"][0]["title"].startswith("Retry#"), command
+        absent = reply(command, "-C", str(app), asked.replace("ReportJob", "PaperTrail"))
+        assert absent["refused"] and absent["diagnosis"]["absent"] == ["papertrail"], command
+    monkeypatch.setattr(evidence, "OWN_NAMES_RULE", False)
+    assert reply("query", "-C", str(app), asked)["diagnosis"]["absent"] == ["reportjob"]
+
+
+def test_a_class_name_is_the_users_own_only_when_a_documented_class_ends_with_its_last_word(project):
+    asked = "Our jobs run on several machines. How do I retry my ReportJob when an error is raised?"
+    data = reply("query", "-C", str(project), asked)  # no class or module documented at all
+    assert data["refused"] and data["diagnosis"]["absent"] == ["reportjob"]

@@ -195,8 +195,10 @@ def _evidence(e: dict) -> list[str]:
         "Question floors on dev's verbatim questions: " + _sweep(e, "question_floors")
         + ". The guessed-names rule refuses a typed query when the bundle documents none of the API names of its "
         "`lex:` part, neither as written nor where RDoc files them, unless a chunk comes within cosine "
-        f"{e.get('guessed_names_near')} of a part (chosen the same way on dev's agent forms) or a part names a "
-        "documented method by its full name: " + _sweep(e, "guessed_names_nears") + ".",
+        f"{e.get('guessed_names_near')} of a part or a part names a documented method by its full name; a name counts "
+        "as documented when it names an entry, one RDoc files elsewhere, or its words stand in a row in the docs. "
+        "Its bar was chosen on dev's agent forms the same way, and is kept where a higher one spares fewer "
+        "answerable dev forms for absent ones test does not confirm: " + _sweep(e, "guessed_names_nears") + ".",
         "",
     ]
 

@@ -199,21 +199,33 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[s
     when any of them is documented, or the parts name none."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     words = [w for kind, body in parts if kind == "lex" for w in api_words(body)]
-    if any(_entries(bundle.conn, w, scope) or searcher.entries_akin(bundle.conn, w, scope) for w in words):
+    if any(_documented(bundle.conn, w, scope) for w in words):
         return []
     return words
 
 
+def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> bool:
+    """An entry under that name or where RDoc files it, or the name written in the bundle's docs
+    (``max_attempts`` in a README)."""
+    return bool(_entries(conn, word, scope) or searcher.entries_akin(conn, word, scope)
+                or searcher.written(conn, word, scope))  # fmt: skip
+
+
 def api_words(text: str) -> list[str]:
-    """The words of ``text`` written as an API name (API_WORD), each once."""
-    words = (w.strip(",;:()[]'\"?`.") for w in text[: q.MAX_QUERY_CHARS].split())
+    """The words of ``text`` written as an API name (API_WORD), each once; a predicate keeps its ``?``."""
+    words = (w.strip(",;:()[]'\"`.") for w in text[: q.MAX_QUERY_CHARS].split())
     return [w for w in dict.fromkeys(words) if API_WORD.search(w)]
 
 
 def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
-    """The entries an API word names exactly (search.entries_named); a cop's slash read as ``::``."""
-    ident = q.identifier(word.replace("/", "::"))
-    return searcher.entries_named(conn, ident, scope) if ident else []
+    """The entries an API word names exactly (search.entries_named), as written or without a ``?``
+    that ends a sentence; a cop's slash read as ``::``."""
+    for spelling in dict.fromkeys((word, word.rstrip("?"))):
+        ident = q.identifier(spelling.replace("/", "::"))
+        entries = searcher.entries_named(conn, ident, scope) if ident else []
+        if entries:
+            return entries
+    return []
 
 
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:

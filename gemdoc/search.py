@@ -253,8 +253,23 @@ def own_names(conn: sqlite3.Connection, text: str, p: Plan, scope: Scope) -> set
     whose last word ends the name of a class or module the bundle documents, as Rails names an
     app's classes after what they are (``ReportJob``: ``Sidekiq::Job``; ``OrdersController``:
     ``ActionController``). ``PaperTrail`` or ``ViewComponent`` end like nothing documented."""
-    absent = {t: last for t, last in q.compound_names(text).items() if t in p.terms and t not in p.idf}
+    absent = {t: last for t, last in q.compound_names(text).items() if t in p.terms and not _in_scope(p, t, scope)}
     return {t for t, last in absent.items() if _ends_a_class(conn, last, scope)}
+
+
+def _in_scope(p: Plan, term: str, scope: Scope) -> bool:
+    """Whether a chunk of the bundle holds ``term`` (other gems of the shared store do not count)."""
+    return term in p.ubiquitous or any(r in scope for r in p.postings.get(term, ()))
+
+
+def written(conn: sqlite3.Connection, word: str, scope: Scope) -> bool:
+    """Whether a chunk of the bundle has ``word``'s terms in a row (``max_attempts``, ``Sidekiq::Batch``)."""
+    words = q.TERM.findall(word.lower())
+    if not words:
+        return False
+    phrase = '"' + " ".join(words) + '"'
+    rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [phrase])
+    return any(r in scope for (r,) in rows)
 
 
 def _ends_a_class(conn: sqlite3.Connection, last: str, scope: Scope) -> bool:

@@ -10,6 +10,7 @@ from test_agent import cli, reply
 
 from gemdoc import embed, evidence, paths
 from gemdoc.chunk import Chunk
+from gemdoc.store import GemRecord, Writer
 
 project = test_agent.project  # the fixture: a store filled directly and embedded with the real model
 
@@ -226,8 +227,9 @@ def test_lex_names_none_of_which_the_bundle_documents_refuse_unless_a_passage_co
 
 def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_passage(project, monkeypatch):
     """Real CLI, store and model: every ``lex:`` name unknown to the bundle refuses when no chunk comes
-    near; one documented name, or one RDoc files elsewhere (``Retry.retry_on`` is ``Retry#retry_on``),
-    keeps the question; without vectors nothing could spare a wrong guess, so the rule stays off."""
+    near; one documented name (bare ``retry_on``, not a full name that would spare the question by
+    itself), one RDoc files elsewhere (``Retry.retry_on`` is ``Retry#retry_on``), or one the docs
+    write (``between_tries``) keeps it; without vectors nothing could spare a wrong guess."""
     question = "how do I retry a job when an error is raised"
     wrong = f"{question}\nlex: Retry#retry_later Retry::Attempts\nvec: retry the job when the given error is raised"
     assert not reply("query", "-C", str(project), wrong)["refused"]  # the passage is near: a wrong guess only
@@ -237,7 +239,7 @@ def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_
     assert data["diagnosis"]["guessed"] == ["Retry#retry_later", "Retry::Attempts"]
     text = cli("query", "-C", str(project), wrong).output
     assert "lex: names not in these versions: Retry#retry_later, Retry::Attempts" in text and "(bar 0.99)" in text
-    for kept in ("Retry#retry_later Queue#push", "Retry.retry_on"):
+    for kept in ("Retry#retry_later retry_on", "Retry.retry_on", "Retry#retry_later between_tries"):
         named = wrong.replace("Retry#retry_later Retry::Attempts", kept)
         assert not reply("query", "-C", str(project), named)["refused"], kept
     monkeypatch.setattr(evidence, "GUESSED_NAMES_RULE", False)
@@ -285,8 +287,28 @@ def test_the_users_own_class_names_weigh_as_ordinary_words(tmp_path, monkeypatch
         assert not data["refused"] and data["results"][0]["title"].startswith("Retry#"), command
         absent = reply(command, "-C", str(app), asked.replace("ReportJob", "PaperTrail"))
         assert absent["refused"] and absent["diagnosis"]["absent"] == ["papertrail"], command
+    other = Writer(paths.store_path())  # another project's gem in the shared store: not this bundle's docs
+    other.replace_gem(GemRecord("other", "1.0.0", str(tmp_path), "gem", "d2", "complete"),
+                      [Chunk("readme", "Other", "Other", "class ReportJob runs reports.", "README.md", 1)])  # fmt: skip
+    other.close()
+    assert not reply("query", "-C", str(app), asked)["refused"]
     monkeypatch.setattr(evidence, "OWN_NAMES_RULE", False)
     assert reply("query", "-C", str(app), asked)["diagnosis"]["absent"] == ["reportjob"]
+
+
+def test_a_documented_predicate_named_in_lex_is_no_wrong_guess(tmp_path, monkeypatch):
+    pending = Chunk("ri", "Retry#retry_pending?", "Retry#retry_pending?", "Whether a retry is scheduled.",
+                    "lib/retry.rb", 2, "", "method", "retry_pending?")  # fmt: skip
+    app = test_agent.make_project(tmp_path, monkeypatch, (pending,))
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_NEAR", 0.99)  # only a documented name keeps the question
+    typed = "is a retry scheduled for this job\nlex: Retry#retry_pending?\nvec: whether a retry is scheduled"
+    assert not reply("query", "-C", str(app), typed)["refused"]
+    assert reply("query", "-C", str(app), typed.replace("retry_pending?", "retry_waiting?"))["refused"]
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(app)
+    assert ask.named_apis(bundle, "is Retry#retry_pending? true") == ["Retry#retry_pending?"]  # the ``?`` is its name's
+    assert ask.named_apis(bundle, "what does Retry#retry_on?") == ["Retry#retry_on?"]  # ...or a sentence's end
 
 
 def test_a_class_name_is_the_users_own_only_when_a_documented_class_ends_with_its_last_word(project):

@@ -99,7 +99,6 @@ class Plan:
     fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
     scene: set[str] = field(default_factory=set)  # terms said only where the question sets the scene
-    own: set[str] = field(default_factory=set)  # names of the user's own code (own_names)
 
 
 class Scope:
@@ -222,12 +221,13 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
     p = plan(conn, text, scope.store_chunks)
     p.gems = gems_named(text, scope.names) if NAMED_GEM_FACTOR != 1.0 else set()
     p.fit = gem_fit(conn, p, scope)
-    p.own = own_names(conn, text, p, scope)
     scores, matched, held = _score(p, scope)
     top = max(max(scores.values(), default=1.0), 1.0)  # boosts are relative to the best score
     ident = q.identifier(text)
     named = _boost_identifier(conn, ident, scope, scores, top) if ident else {}
-    found = _assess(p, scores, held, exact=any(named.values()))
+    in_bundle = _in_bundle(p, scores)
+    own = own_names(conn, text, [t for t in p.terms if t not in in_bundle], scope)
+    found = _assess(p, in_bundle, held, exact=any(named.values()), own=own)
     _weigh_named(conn, q.named_in(text), scores)
     phrases = q.versions(text)
     _boost_versions(conn, phrases, scope, scores, top)
@@ -248,18 +248,14 @@ def gems_named(text: str, names: list[str]) -> set[str]:
     return {n for n, f in zip(names, first) if re.sub(r"[-_]", "", n) in said or (f in families and f in said)}
 
 
-def own_names(conn: sqlite3.Connection, text: str, p: Plan, scope: Scope) -> set[str]:
-    """The question's names of the user's own code: a CamelCase compound no chunk of the store holds,
+def own_names(conn: sqlite3.Connection, text: str, missing: list[str], scope: Scope) -> set[str]:
+    """The question's names of the user's own code: a CamelCase compound no chunk of the bundle holds
+    (``missing``; other gems of the shared store do not count),
     whose last word ends the name of a class or module the bundle documents, as Rails names an
     app's classes after what they are (``ReportJob``: ``Sidekiq::Job``; ``OrdersController``:
     ``ActionController``). ``PaperTrail`` or ``ViewComponent`` end like nothing documented."""
-    absent = {t: last for t, last in q.compound_names(text).items() if t in p.terms and not _in_scope(p, t, scope)}
+    absent = {t: last for t, last in q.compound_names(text).items() if t in missing}
     return {t for t, last in absent.items() if _ends_a_class(conn, last, scope)}
-
-
-def _in_scope(p: Plan, term: str, scope: Scope) -> bool:
-    """Whether a chunk of the bundle holds ``term`` (other gems of the shared store do not count)."""
-    return term in p.ubiquitous or any(r in scope for r in p.postings.get(term, ()))
 
 
 def written(conn: sqlite3.Connection, word: str, scope: Scope) -> bool:
@@ -273,6 +269,7 @@ def written(conn: sqlite3.Connection, word: str, scope: Scope) -> bool:
 
 
 def _ends_a_class(conn: sqlite3.Connection, last: str, scope: Scope) -> bool:
+    """Whether a class or module of the bundle has a name whose last word is ``last`` (``Job``)."""
     rows = conn.execute("SELECT id, title FROM chunks WHERE name GLOB ? AND source_type = 'ri' "
                         "AND kind IN ('class', 'module')", [f"*{last.lower()}"])  # fmt: skip
     return any(r in scope and q.HUMP.findall(title.rsplit("::", 1)[-1])[-1:] == [last] for r, title in rows)
@@ -314,16 +311,19 @@ def _locked_release(hit: Hit) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(hit.version)}(?![\w]|\.\d)", hit.heading) is not None
 
 
-def _assess(p: Plan, scores: dict[int, float], held: float, exact: bool) -> evidence.Evidence:
+def _in_bundle(p: Plan, scores: dict[int, float]) -> set[str]:
+    """The terms a chunk in scope holds (``scores`` has every such chunk matching a kept term)."""
+    return {t for t in p.kept if any(r in scores for r in p.postings[t])} | {t for t in p.ubiquitous if t in p.idf}
+
+
+def _assess(p: Plan, in_bundle: set[str], held: float, exact: bool, own: set[str]) -> evidence.Evidence:
     """``held``: the most rarity of kept terms one chunk in scope holds. Kept terms are either
     all distinctive or (when none is) all ubiquitous, and then no distinctive rarity is held."""
     rarity = {t: p.idf.get(t, p.absent_idf) for t in p.terms}
-    in_bundle = {t for t in p.kept if any(r in scores for r in p.postings[t])}
-    in_bundle |= {t for t in p.ubiquitous if t in p.idf}
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
     total = sum(rarity[t] for t in distinctive) or 1.0
     share = held / total if p.kept and p.kept[0] in distinctive else 0.0
-    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.scene, own=p.own)
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.scene, own=own)
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:

@@ -81,7 +81,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "parts": lexical,
         "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
-        "code": set().union(*(terms.code_terms(body) for _, body in parts)),
+        "code": [terms.code_terms(body) for _, body in parts],
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
         "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
                                                                      matrix),

@@ -147,6 +147,17 @@ def _file_level(r: dict) -> list[str]:
     return lines
 
 
+def _shipped_bars(e: dict) -> str:
+    """Why the shipped bars are not the ones chosen now, when they differ: a change ships only if test agrees."""
+    if e["chosen"] == e["shipped"]:
+        return "These are the shipped bars. "
+    s, chosen, shipped = e["shipped"], e["query"]["chosen"]["test"], e["query"]["shipped"]["test"]
+    return (f"The shipped bars differ (coverage ≥ {s['min_coverage']}, concentration ≥ {s['min_concentration']}, "
+            f"cosine ≥ {s['min_cosine']}, Zipf {s['common_zipf']} / {s['rare_zipf']}): on test the bars chosen now "
+            f"refuse {chosen['refused']:.3f} of the answerable questions against {shipped['refused']:.3f}, with silence "
+            f"{chosen['silence']:.3f} against {shipped['silence']:.3f}, so test does not confirm them. ")  # fmt: skip
+
+
 def _evidence(e: dict) -> list[str]:
     c, cv = e["chosen"], e["cross_validated_dev"]
     cosine = f"nearest cosine ≥ {c['min_cosine']}" if c["min_cosine"] <= 1 else "no cosine bar"
@@ -159,8 +170,8 @@ def _evidence(e: dict) -> list[str]:
         f"questions. Chosen on all of dev: coverage ≥ {c['min_coverage']}, concentration ≥ {c['min_concentration']}, "
         f"{cosine}, a missing word weighing 0 at Zipf frequency ≥ {c['common_zipf']} and fully at ≤ {c['rare_zipf']}. "
         f"Fitted on {e['folds'] - 1} of {e['folds']} folds of dev and measured on the fold left out, the same rule "
-        f"refuses {cv['refused']:.3f} of the answerable questions with silence {cv['silence']:.3f}. Each cell is "
-        "**dev / test**:",
+        f"refuses {cv['refused']:.3f} of the answerable questions with silence {cv['silence']:.3f}. "
+        f"{_shipped_bars(e)}Each cell is **dev / test**:",
         "",
         "| arm | bars | hit@1 | answerable refused | silence on absent |",
         "|---|---|---:|---:|---:|",
@@ -176,7 +187,8 @@ def _evidence(e: dict) -> list[str]:
         "The agent-form rows judge each question's agent form (`benchmarks/agent_forms.yaml`) with the shipped bars, "
         "with and without the rules that a technical term no documentation in the bundle mentions overrules the "
         "evidence of a typed query's other parts when none of them names a documented API, and (insisted subject) "
-        "even when one does, if two parts or more say the term in words, not as code. The rules have no bar of "
+        "even when one does, if two parts or more say the term in words (a part writing it only as code does not "
+        "count). The rules have no bar of "
         "their own: a technical term is one the rare-word bar above weighs fully. The rephrasing floor refuses a "
         "typed query whose `vec:` part has no chunk within cosine "
         f"{e.get('rephrasing_floor', 0.45)} of it: the highest floor, in steps of 0.05, that refused at most 2% of the "

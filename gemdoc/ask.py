@@ -145,7 +145,7 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
         lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
-    code = set().union(*(q.code_terms(body) for _, body in parts))
+    code = [q.code_terms(body) for _, body in parts]
     vectors_on = embedder is not None and matrix is not None
     floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None

@@ -16,10 +16,11 @@ and the question has evidence when any part has:
 
 One thing overrules a part's evidence: in a query of several parts, a technical term (one that
 weighs fully, see ``weight``) that the bundle never mentions, in any part, when no part names an API
-the bundle documents; and even when one does, if two parts or more say it in words, not as code (the
-question and the agent's rephrasing both about "Kafka", around ``after_commit``). Named APIs are then
-the setting of the question, not its subject; a missing word written as code is a wrong guess at a
-name. An agent's rephrasing in the docs' everyday words ("keep a version history of
+the bundle documents; and even when one does, if two parts or more say it in words (the question and
+the agent's rephrasing both about "Kafka", around ``after_commit``). Named APIs are then the setting of
+the question, not its subject. A part that writes the missing word only as code guesses at a name, and
+does not count (``lex: Capybara::Cuprite::Driver``), but neither does it stop the two parts that say
+"Cuprite" in words. An agent's rephrasing in the docs' everyday words ("keep a version history of
 model changes") always finds its words somewhere; the subject it rephrases ("PaperTrail") is what
 says whether the bundle covers the question. A single part has no such rephrasing: its coverage
 already weighs its missing terms.
@@ -27,7 +28,8 @@ already weighs its missing terms.
 The question as the user typed it (the untyped part, or the only part) says its subject in the
 sentence that asks: a technical term the bundle never mentions said there ("How do I produce Kafka
 messages from a model callback?"), not only where the question sets the scene ("We deploy through
-ngrok."), refuses the question whatever classes or modules it names; not when a part names a
+ngrok.") or in quotes (an example or a message: "readable like 'Argentina - Buenos Aires'"), refuses
+the question whatever classes or modules it names; not when a part names a
 documented method by its full name or a cop (below). A name of the user's own code (``ReportJob``,
 ``OrdersController``: search.own_names) is no subject: missing from the docs, it weighs nothing.
 
@@ -63,7 +65,7 @@ and confirmed on its test questions (benchmarks/evidence_bars.py).
 import functools
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -157,7 +159,7 @@ class Evidence:
     parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
     absent: list[str] = field(default_factory=list)  # technical terms of the query the bundle never mentions
-    scene: list[str] = field(default_factory=list)  # terms said only where the question sets the scene
+    scene: list[str] = field(default_factory=list)  # terms said only where the question sets the scene, or quoted
     own: list[str] = field(default_factory=list)  # the user's own class names (``ReportJob``): weigh nothing
     rephrasing: float | None = None  # the nearest chunk's cosine to the ``vec:`` part
     guessed: list[str] = field(default_factory=list)  # the lex: part's API names, when the bundle has none
@@ -202,7 +204,7 @@ def assess(
     """One part's evidence. ``rarity`` weighs every term (a term absent from the store as the rarest);
     ``in_bundle`` holds the terms with a chunk in the bundle; ``best_share`` is the largest rarity any
     one chunk holds, as a share of the distinctive terms' total; ``scene``: the terms said only where
-    the question sets the scene (terms.scene_terms); ``own``: names of the user's own code
+    the question sets the scene, or in quotes in the sentence that asks (terms.aside_terms); ``own``: names of the user's own code
     (search.own_names), which the docs cannot be expected to hold."""
     distinctive = [t for t in terms if t not in ubiquitous]
     found = Evidence(
@@ -243,12 +245,12 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 
 def judge(
     parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
-    code: Collection[str] = (), rephrasing: float | None = None, guessed: Collection[str] = (),
+    code: Sequence[Collection[str]] = (), rephrasing: float | None = None, guessed: Collection[str] = (),
     question: float | None = None,
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
-    evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: the
-    query's terms written as code (terms.code_terms); ``rephrasing``: the nearest chunk's cosine to
+    evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: each
+    part's terms written as code (terms.code_terms), in the order of ``parts``; ``rephrasing``: the nearest chunk's cosine to
     the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (``specific``);
     ``guessed``: the ``lex:`` part's API names when the bundle documents none (ask.guessed_names),
     which refuse unless ``cosine`` reaches GUESSED_NAMES_NEAR or a specific API is named; ``question``:
@@ -291,11 +293,13 @@ def specific(named: list[str]) -> bool:
     return any(SPECIFIC_API.match(name) for name in named)
 
 
-def insisted(parts: list[Evidence], code: Collection[str], bars: Bars = BARS) -> bool:
-    """Whether two parts or more lack the same absent subject (absent_subjects), said in words, not as code."""
+def insisted(parts: list[Evidence], code: Sequence[Collection[str]], bars: Bars = BARS) -> bool:
+    """Whether two parts or more lack the same absent subject (absent_subjects), each saying it in words:
+    a part that writes it only as code (``code``: each part's code terms) does not count."""
     if not INSISTED_SUBJECT_RULE:
         return False
-    lacked = Counter(t for ev in parts for t in absent_subjects([ev], bars) if t not in code)
+    written = list(code) or [()] * len(parts)
+    lacked = Counter(t for ev, c in zip(parts, written) for t in absent_subjects([ev], bars) if t not in c)
     return any(n > 1 for n in lacked.values())
 
 

@@ -59,7 +59,8 @@ def test_a_technical_term_the_bundle_never_mentions_outweighs_a_rephrasing_in_co
 
 def test_a_missing_subject_two_parts_say_in_words_outweighs_a_named_api(project, monkeypatch):
     """Named APIs beside a subject the bundle never mentions are its setting: when the question and the
-    agent's rephrasing both say "kafka", the query is refused. A missing word written as code
+    agent's rephrasing both say "kafka", the query is refused, even when the ``lex:`` part also guesses
+    a name with it (``Kafka::Producer``). A missing word every part writes as code
     (``Kafka::DeliveryFailed``) is a wrong guess at a name, and the named API stands."""
     insisted = "how do I publish each failed attempt to kafka\nlex: Retry#retry_on\nvec: publish failed jobs to kafka"
     data = reply("query", "-C", str(project), insisted)
@@ -68,6 +69,9 @@ def test_a_missing_subject_two_parts_say_in_words_outweighs_a_named_api(project,
                "vec: retry a job after Kafka::DeliveryFailed")  # fmt: skip
     data = reply("query", "-C", str(project), as_code)
     assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    guessed_too = insisted.replace("lex: Retry#retry_on", "lex: Retry#retry_on Kafka::Producer")
+    data = reply("query", "-C", str(project), guessed_too)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["kafka"]
     from gemdoc import ask
 
     bundle = ask.open_bundle(project)
@@ -87,14 +91,18 @@ def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):
 
 def test_an_absent_subject_in_the_sentence_that_asks_refuses_a_question(project, monkeypatch):
     """Said where the question sets the scene, a term the bundle never mentions is context ("we
-    deploy through ngrok"); said in the sentence that asks, it is the subject, unless the question
-    names a documented method by its full name, one specific entry."""
+    deploy through ngrok"), and so is one said in quotes, an example or a message; said in the
+    sentence that asks, it is the subject, unless the question names a documented method by its full
+    name, one specific entry."""
     scene = "Our jobs run on machines we reach through ngrok. How do I retry a job when an error is raised?"
     asked = "Our jobs run on several machines. How do I retry a job through ngrok when an error is raised?"
     one_sentence = "retry a job through ngrok when an error is raised"
+    quoted = ["Our jobs run on several machines. How do I retry a job when it raises 'ngrok tunnel closed'?",
+              'retry a job when an error like "ngrok tunnel closed" is raised']
     for command in ("search", "query"):
-        kept = reply(command, "-C", str(project), scene)
-        assert not kept["refused"] and kept["results"][0]["title"].startswith("Retry#")
+        for text in (scene, *quoted):
+            kept = reply(command, "-C", str(project), text)
+            assert not kept["refused"] and kept["results"][0]["title"].startswith("Retry#")
         for text in (asked, one_sentence):
             data = reply(command, "-C", str(project), text)
             assert data["refused"] and data["diagnosis"]["reason"] == "too_little_of_the_query_matched"
@@ -275,16 +283,19 @@ def test_a_one_sentence_question_no_passage_comes_near_is_refused(project, monke
 
 def test_the_users_own_class_names_weigh_as_ordinary_words(tmp_path, monkeypatch):
     """A CamelCase name no doc holds whose last word ends a class the bundle documents (``ReportJob``
-    beside ``Retrier::Job``) is the user's own code, as Rails names an app's classes: said in the
+    beside ``Retrier::Job``; ``Worker::ReportJob``, ``APIJob``, ``ReportJobs`` too) is the user's own
+    code, as Rails names an app's classes: said in the
     sentence that asks, it does not refuse the question. One that ends like nothing documented
     (``PaperTrail``) still does; so does ``ReportJob`` in a bundle without such a class."""
     job = Chunk("ri", "Retrier::Job", "Retrier::Job", "A unit of work a worker runs.", "lib/retry.rb", 1, "", "class",
                 "job")  # fmt: skip
     app = test_agent.make_project(tmp_path, monkeypatch, (job,))
     asked = "Our jobs run on several machines. How do I retry my ReportJob when an error is raised?"
+    written = ("Worker::ReportJob", "APIJob", "ReportJobs")  # in a namespace, after an acronym, plural
     for command in ("search", "query"):
-        data = reply(command, "-C", str(app), asked)
-        assert not data["refused"] and data["results"][0]["title"].startswith("Retry#"), command
+        for name in ("ReportJob", *written):
+            data = reply(command, "-C", str(app), asked.replace("ReportJob", name))
+            assert not data["refused"] and data["results"][0]["title"].startswith("Retry#"), (command, name)
         absent = reply(command, "-C", str(app), asked.replace("ReportJob", "PaperTrail"))
         assert absent["refused"] and absent["diagnosis"]["absent"] == ["papertrail"], command
     other = Writer(paths.store_path())  # another project's gem in the shared store: not this bundle's docs

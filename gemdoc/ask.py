@@ -171,7 +171,7 @@ def nearest_cosine(parts: list, embedder, matrix) -> float | None:
     for kind, body in parts:
         if kind == "lex" or not len(matrix):
             continue
-        query = embedder.embed_documents([body])[0] if kind == "hyde" else embedder.embed_query(body)
+        query = embedder.embed_part(body, kind == "hyde")
         ranked = matrix.rank(query, 1)
         if ranked:
             best = max(best or -1.0, ranked[0][1])

@@ -31,6 +31,7 @@ from gemdoc.errors import GemdocError
 
 BATCH = 64
 ONNX_FILES = ("model_optimized.onnx", "model.onnx")  # the weights fastembed runs, in its order of preference
+MEMO = 16  # query parts remembered by Embedder.embed_part
 MAX_CHARS = 600  # measured: with length-sorted batches, a longer cap embeds no faster and the tail adds little
 PROBE_SECONDS = 5.0  # how long `gemdoc embed` waits for the model hub before naming the network
 
@@ -138,6 +139,7 @@ class Embedder:
         OnnxEncoder); fastembed loads anything else, and downloads (``allow_download``: only
         `gemdoc embed`)."""
         self.spec = spec
+        self._memo: dict[tuple[str, bool], object] = {}
         direct = _direct_dir(spec)
         if direct is None:
             self.model = _load(spec, allow_download)
@@ -175,6 +177,16 @@ class Embedder:
 
         vectors = list(self.model.embed([self.spec.query_prefix + text[:MAX_CHARS]], batch_size=1))
         return np.asarray(vectors[0], dtype=np.float32)
+
+    def embed_part(self, text: str, as_document: bool):
+        """One part of a query: a question or rephrasing as a query, a ``hyde:`` passage as a document.
+        Remembered (the last MEMO parts): the vector arm and the evidence gate embed the same parts."""
+        key = (text, as_document)
+        if key not in self._memo:
+            self._memo[key] = self.embed_documents([text])[0] if as_document else self.embed_query(text)
+            while len(self._memo) > MEMO:
+                del self._memo[next(iter(self._memo))]
+        return self._memo[key]
 
 
 def _available(spec: models.ModelSpec, allow_download: bool) -> None:

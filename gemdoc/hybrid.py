@@ -71,7 +71,7 @@ def parse(text: str) -> list[tuple[str | None, str]]:
 
 
 def vector_hits(conn, matrix: vectors.Matrix, embedder, text: str, as_document: bool, depth: int) -> list[searcher.Hit]:
-    query = embedder.embed_documents([text])[0] if as_document else embedder.embed_query(text)
+    query = embedder.embed_part(text, as_document)
     ranked = matrix.rank(query, depth * 3)
     scores = dict(ranked)
     hits = searcher.fetch(conn, [i for i, _ in ranked], scores, {})

@@ -223,3 +223,22 @@ def test_a_vector_does_not_depend_on_its_batch(model, batches):
     assert onnx.batches_exactly is batches
     for text, vector in zip(texts, together):
         assert float(abs(next(iter(onnx.embed([text]))) - vector).max()) < 1e-5, text
+
+
+def test_a_query_embeds_each_of_its_parts_once(bundle):
+    """The vector arm and the evidence gate (rephrasing floor, question floor) look at the same parts:
+    each is run through the model once per query, and a hyde: passage is embedded as a document."""
+    from gemdoc import ask
+
+    embed.embed_project(bundle)
+    asked = ask.open_bundle(bundle)
+    embedder = Embedder(models.configured())
+    calls: list[str] = []
+    model_embed = embedder.model.embed
+    embedder.model.embed = lambda texts, batch_size: calls.extend(texts) or model_embed(texts, batch_size)
+    matrix = vectors.Matrix(asked.conn, asked.scope.gems)
+    for text in ("make the thread wait a few seconds", "pause a thread\nvec: suspend the current thread\nhyde: Suspends it"):
+        calls.clear()
+        reply = ask.semantic(asked, text, ask.Options(refuse=False), embedder, matrix, vector_only=False)
+        assert reply.hits[0].title == "Kernel#sleep" and len(calls) == len(set(calls)), calls
+    assert embedder.embed_part("Suspends it", True).tolist() == embedder.embed_documents(["Suspends it"])[0].tolist()

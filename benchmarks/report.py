@@ -155,7 +155,13 @@ def _shipped_bars(e: dict) -> str:
     return (f"The shipped bars differ (coverage ≥ {s['min_coverage']}, concentration ≥ {s['min_concentration']}, "
             f"cosine ≥ {s['min_cosine']}, Zipf {s['common_zipf']} / {s['rare_zipf']}): on test the bars chosen now "
             f"refuse {chosen['refused']:.3f} of the answerable questions against {shipped['refused']:.3f}, with silence "
-            f"{chosen['silence']:.3f} against {shipped['silence']:.3f}, so test does not confirm them. ")  # fmt: skip
+            f"{chosen['silence']:.3f} against {shipped['silence']:.3f}, so test "
+            f"{'confirms' if _confirmed(chosen, shipped, e['max_refused']) else 'does not confirm'} them. ")  # fmt: skip
+
+
+def _confirmed(chosen: dict, shipped: dict, max_refused: float) -> bool:
+    """Whether test agrees with a change of bars: more silence, refusing no more than allowed or than before."""
+    return chosen["silence"] > shipped["silence"] and chosen["refused"] <= max(shipped["refused"], max_refused)
 
 
 def _evidence(e: dict) -> list[str]:

@@ -20,6 +20,7 @@ hub switched off, and fails with the remedy when the model is not there.
 import contextlib
 import functools
 import os
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -140,6 +141,7 @@ class Embedder:
         `gemdoc embed`)."""
         self.spec = spec
         self._memo: dict[tuple[str, bool], object] = {}
+        self._memo_lock = threading.Lock()
         direct = _direct_dir(spec)
         if direct is None:
             self.model = _load(spec, allow_download)
@@ -182,11 +184,16 @@ class Embedder:
         """One part of a query: a question or rephrasing as a query, a ``hyde:`` passage as a document.
         Remembered (the last MEMO parts): the vector arm and the evidence gate embed the same parts."""
         key = (text, as_document)
-        if key not in self._memo:
-            self._memo[key] = self.embed_documents([text])[0] if as_document else self.embed_query(text)
-            while len(self._memo) > MEMO:
-                del self._memo[next(iter(self._memo))]
-        return self._memo[key]
+        with self._memo_lock:  # the MCP server answers requests on several threads
+            vector = self._memo.get(key)
+        if vector is None:
+            vector = self.embed_documents([text])[0] if as_document else self.embed_query(text)
+            vector.setflags(write=False)  # shared by every caller
+            with self._memo_lock:
+                self._memo[key] = vector
+                while len(self._memo) > MEMO:
+                    self._memo.pop(next(iter(self._memo)))
+        return vector
 
 
 def _available(spec: models.ModelSpec, allow_download: bool) -> None:

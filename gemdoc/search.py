@@ -98,8 +98,7 @@ class Plan:
     gems: set[str] = field(default_factory=set)  # gems of the bundle the question names
     fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
-    scene: set[str] = field(default_factory=set)  # terms said only where the question sets the scene
-    aside: set[str] = field(default_factory=set)  # ...or in quotes in the sentence that asks (terms.aside_terms)
+    aside: set[str] = field(default_factory=set)  # terms the sentence that asks says only in quotes, or not at all
 
 
 class Scope:
@@ -171,7 +170,7 @@ def plan(conn: sqlite3.Connection, text: str, total: int) -> Plan:
     scene = q.scene_terms(text, terms)
     weight = {t: SCENE_WEIGHT for t in kept if t in scene}  # a term's share in ranking
     aside = q.aside_terms(text, terms)
-    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings, weight=weight, scene=scene, aside=aside)
+    return Plan(terms, ubiquitous, kept, idf, _idf(total, 0), postings, weight=weight, aside=aside)
 
 
 def weighed_idf(p: Plan, terms: list[str]) -> float:
@@ -255,8 +254,7 @@ def own_names(conn: sqlite3.Connection, text: str, missing: list[str], scope: Sc
     (``missing``; other gems of the shared store do not count),
     whose last word ends the name of a class or module the bundle documents, as Rails names an
     app's classes after what they are (``ReportJob``: ``Sidekiq::Job``; ``OrdersController``:
-    ``ActionController``; ``ChatChannels``: ``ActionCable::Channel``). ``PaperTrail`` or
-    ``ViewComponent`` end like nothing documented."""
+    ``ActionController``). ``PaperTrail`` or ``ViewComponent`` end like nothing documented."""
     absent = {t: last for t, last in q.compound_names(text).items() if t in missing}
     return {t for t, last in absent.items() if _ends_a_class(conn, last, scope)}
 
@@ -272,15 +270,10 @@ def written(conn: sqlite3.Connection, word: str, scope: Scope) -> bool:
 
 
 def _ends_a_class(conn: sqlite3.Connection, last: str, scope: Scope) -> bool:
-    """Whether a class or module of the bundle has a name whose last word is ``last`` (``Job``), or its
-    singular (``Jobs``: a plural names several of the user's classes)."""
-    words = {last, last[:-1]} if len(last) > 2 and last.endswith("s") else {last}
-    for word in words:
-        rows = conn.execute("SELECT id, title FROM chunks WHERE name GLOB ? AND source_type = 'ri' "
-                            "AND kind IN ('class', 'module')", [f"*{word.lower()}"])  # fmt: skip
-        if any(r in scope and q.HUMP.findall(title.rsplit("::", 1)[-1])[-1:] == [word] for r, title in rows):
-            return True
-    return False
+    """Whether a class or module of the bundle has a name whose last word is ``last`` (``Job``)."""
+    rows = conn.execute("SELECT id, title FROM chunks WHERE name GLOB ? AND source_type = 'ri' "
+                        "AND kind IN ('class', 'module')", [f"*{last.lower()}"])  # fmt: skip
+    return any(r in scope and q.HUMP.findall(title.rsplit("::", 1)[-1])[-1:] == [last] for r, title in rows)
 
 
 def gem_prior(p: Plan, gem: str) -> float:
@@ -331,7 +324,7 @@ def _assess(p: Plan, in_bundle: set[str], held: float, exact: bool, own: set[str
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
     total = sum(rarity[t] for t in distinctive) or 1.0
     share = held / total if p.kept and p.kept[0] in distinctive else 0.0
-    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, scene=p.aside, own=own)
+    return evidence.assess(p.terms, p.ubiquitous, rarity, in_bundle, share, exact, aside=p.aside, own=own)
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:

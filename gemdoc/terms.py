@@ -51,17 +51,24 @@ def scene_terms(text: str, among: list[str]) -> set[str]:
     return {t for t in among if t not in in_ask}
 
 
-QUOTED = re.compile(r"(?<!\w)'[^'\n]{1,200}'(?!\w)|\"[^\"\n]{1,200}\"")  # 'text' or "text", not an apostrophe
+QUOTED = re.compile(r"(?<!\w)['‘][^'‘’\n]{1,200}['’](?!\w)|[\"“][^\"“”\n]{1,200}[\"”]")  # not an apostrophe
+MESSAGE_WORDS = 3  # a quoted name ("kafka") is still a name; a quoted message or example has words
 
 
 def aside_terms(text: str, among: list[str]) -> set[str]:
     """The terms of ``among`` that the sentence that asks does not say outside quotes: said only where
-    the question sets the scene (scene_terms), or there only in quotes, as an example or a message
-    ("readable like 'Argentina - Buenos Aires'"), not as the subject. Unlike scene_terms, also in a
-    question of one sentence."""
+    the question sets the scene (scene_terms), or there only in a quoted message or example of a few
+    words ("readable like 'Argentina - Buenos Aires'"), not as the subject. Unlike scene_terms, also in
+    a question of one sentence; a sentence quoted whole is said."""
     sentences = sentences_of(text)
     asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
-    said = set(terms(QUOTED.sub(" ", asked[-1]))) if asked else set()
+    if not asked:
+        return set(among)
+    quoted = [m.group(0) for m in QUOTED.finditer(asked[-1]) if len(m.group(0).split()) >= MESSAGE_WORDS]
+    rest = asked[-1]
+    for span in quoted:
+        rest = rest.replace(span, " ")
+    said = set(terms(rest)) or set(terms(asked[-1]))
     return {t for t in among if t not in said}
 
 
@@ -132,17 +139,11 @@ def code_terms(text: str) -> set[str]:
     return {t.lower() for w in text[:MAX_QUERY_CHARS].split() if CODE.search(w) for t in TERM.findall(w)}
 
 
-CAPITALISED = re.compile(r"(?<!\w)[A-Z][A-Za-z0-9]*(?![\w:])")  # a word alone, or the last of ``A::B``
+COMPOUND = re.compile(r"(?<![\w:])[A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*(?![\w:])")  # ``ReportJob``, alone
 HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*")  # ``GraphQL``: ``Graph``, ``QL``
 
 
 def compound_names(text: str) -> dict[str, str]:
-    """Each CamelCase compound written alone or last in a qualified name (``Admin::ReportsController``;
-    its namespace weighs as any word), as its term, with its last word: ``ReportJob`` ->
-    ``{"reportjob": "Job"}``, ``APIController`` -> ``{"apicontroller": "Controller"}``."""
-    found = {}
-    for word in CAPITALISED.findall(text[:MAX_QUERY_CHARS]):
-        humps = HUMP.findall(word)
-        if len(humps) > 1 and not word.isupper():
-            found[word.lower()] = humps[-1]
-    return found
+    """Each CamelCase compound written alone (not part of ``A::B``), as its term, with its last word:
+    ``ReportJob`` -> ``{"reportjob": "Job"}``."""
+    return {w.lower(): HUMP.findall(w)[-1] for w in COMPOUND.findall(text[:MAX_QUERY_CHARS])}

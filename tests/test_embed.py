@@ -227,18 +227,22 @@ def test_a_vector_does_not_depend_on_its_batch(model, batches):
 
 def test_a_query_embeds_each_of_its_parts_once(bundle):
     """The vector arm and the evidence gate (rephrasing floor, question floor) look at the same parts:
-    each is run through the model once per query, and a hyde: passage is embedded as a document."""
+    each is run through the model once per query, a question or rephrasing as a query, a hyde:
+    passage as a document."""
     from gemdoc import ask
 
     embed.embed_project(bundle)
     asked = ask.open_bundle(bundle)
     embedder = Embedder(models.configured())
-    calls: list[str] = []
-    model_embed = embedder.model.embed
-    embedder.model.embed = lambda texts, batch_size: calls.extend(texts) or model_embed(texts, batch_size)
+    calls: list[tuple[str, str]] = []
+    for how in ("embed_query", "embed_documents"):
+        real = getattr(embedder, how)
+        setattr(embedder, how, lambda texts, real=real, how=how: calls.append((how, str(texts))) or real(texts))
     matrix = vectors.Matrix(asked.conn, asked.scope.gems)
-    for text in ("make the thread wait a few seconds", "pause a thread\nvec: suspend the current thread\nhyde: Suspends it"):
+    typed = "pause a thread\nvec: suspend the current thread\nhyde: Suspends the current thread."
+    for text, parts in (("make the thread wait a few seconds", 1), (typed, 3)):
         calls.clear()
         reply = ask.semantic(asked, text, ask.Options(refuse=False), embedder, matrix, vector_only=False)
-        assert reply.hits[0].title == "Kernel#sleep" and len(calls) == len(set(calls)), calls
-    assert embedder.embed_part("Suspends it", True).tolist() == embedder.embed_documents(["Suspends it"])[0].tolist()
+        assert reply.hits[0].title == "Kernel#sleep" and len(calls) == parts == len(set(calls)), calls
+    assert ("embed_documents", str(["Suspends the current thread."])) in calls
+    assert not embedder.embed_part("pause a thread", False).flags.writeable

@@ -228,6 +228,19 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     return []
 
 
+def unnamed(bundle: Bundle, text: str) -> list[str]:
+    """A note when the query is one API name, written as code, that no entry of the bundle bears,
+    neither as written nor where RDoc files it (``allow_forgery_protection``): its results only share
+    the name's words, and an agent should not take the first for the API asked about."""
+    word = text.strip().strip("`")
+    if not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
+        return []
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    if _entries(bundle.conn, word, scope) or searcher.entries_akin(bundle.conn, word, scope):
+        return []
+    return [f"no API of these gem versions is named {word}: the results only share its words"]
+
+
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
     """Whether ``Dept/Name`` named RuboCop cops, not a class written with a slash (``Net/HTTP``): the
     slash form is what evidence.specific takes for a cop."""
@@ -238,6 +251,7 @@ def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
 
 def _finish(reply: Reply, options: Options) -> Reply:
     reply.refused = options.refuse and reply.evidence.refused
+    reply.notes += [] if reply.refused or not reply.hits else unnamed(reply.bundle, reply.query)
     if reply.refused:
         reply.evidence.nearest = [f"{h.gem} {h.version} {h.title}" for h in reply.hits[:NEAREST]]
         reply.hits, reply.arms = [], {}

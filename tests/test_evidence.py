@@ -328,3 +328,15 @@ def test_a_class_name_is_the_users_own_only_when_a_documented_class_ends_with_it
     asked = "Our jobs run on several machines. How do I retry my ReportJob when an error is raised?"
     data = reply("query", "-C", str(project), asked)  # no class or module documented at all
     assert data["refused"] and data["diagnosis"]["absent"] == ["reportjob"]
+
+
+def test_a_query_naming_an_api_the_bundle_lacks_says_so(project):
+    """An API name alone that no entry bears (``Retry#retry_forever``) still ranks what shares its
+    words, and says that none of it is the API asked about, in JSON and in text."""
+    note = "no API of these gem versions is named Retry#retry_forever: the results only share its words"
+    for command in ("search", "query"):
+        data = reply(command, "-C", str(project), "Retry#retry_forever")
+        assert not data["refused"] and data["results"] and data["notes"] == [note], command
+        assert note in cli(command, "-C", str(project), "Retry#retry_forever").output
+        assert reply(command, "-C", str(project), "Retry#retry_on")["notes"] == []
+        assert reply(command, "-C", str(project), "how do I retry a job")["notes"] == []

@@ -228,15 +228,15 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     return []
 
 
-def unnamed(bundle: Bundle, text: str) -> list[str]:
+def unnamed(bundle: Bundle, text: str, named: list[str]) -> list[str]:
     """A note when the query is one API name, written as code, that no entry of the bundle bears,
-    neither as written nor where RDoc files it (``allow_forgery_protection``): its results only share
-    the name's words, and an agent should not take the first for the API asked about."""
+    neither as written (``named``: named_apis, already looked up) nor where RDoc files it
+    (``allow_forgery_protection``): its results only share the name's words, and an agent should not
+    take the first for the API asked about."""
     word = text.strip().strip("`")
-    if not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
+    if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
         return []
-    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    if _entries(bundle.conn, word, scope) or searcher.entries_akin(bundle.conn, word, scope):
+    if searcher.entries_akin(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems)):
         return []
     return [f"no API of these gem versions is named {word}: the results only share its words"]
 
@@ -251,7 +251,7 @@ def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
 
 def _finish(reply: Reply, options: Options) -> Reply:
     reply.refused = options.refuse and reply.evidence.refused
-    reply.notes += [] if reply.refused or not reply.hits else unnamed(reply.bundle, reply.query)
+    reply.notes += [] if reply.refused or not reply.hits else unnamed(reply.bundle, reply.query, reply.evidence.named)
     if reply.refused:
         reply.evidence.nearest = [f"{h.gem} {h.version} {h.title}" for h in reply.hits[:NEAREST]]
         reply.hits, reply.arms = [], {}

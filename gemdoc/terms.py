@@ -46,9 +46,14 @@ def scene_terms(text: str, among: list[str]) -> set[str]:
     sentences = sentences_of(text)
     if len(sentences) < 2:
         return set()
-    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
-    in_ask = set(terms(asked[-1]))
+    in_ask = set(terms(asking(sentences)))
     return {t for t in among if t not in in_ask}
+
+
+def asking(sentences: list[str]) -> str:
+    """The sentence that asks: the last ending in ``?``, else the last ("" for none)."""
+    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
+    return asked[-1] if asked else ""
 
 
 QUOTED = re.compile(r"(?<!\w)['‘][^'‘’\n]{1,200}['’](?!\w)|[\"“][^\"“”\n]{1,200}[\"”]")  # not an apostrophe
@@ -60,15 +65,11 @@ def aside_terms(text: str, among: list[str]) -> set[str]:
     the question sets the scene (scene_terms), or there only in a quoted message or example of a few
     words ("readable like 'Argentina - Buenos Aires'"), not as the subject. Unlike scene_terms, also in
     a question of one sentence; a sentence quoted whole is said."""
-    sentences = sentences_of(text)
-    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
-    if not asked:
-        return set(among)
-    quoted = [m.group(0) for m in QUOTED.finditer(asked[-1]) if len(m.group(0).split()) >= MESSAGE_WORDS]
-    rest = asked[-1]
-    for span in quoted:
-        rest = rest.replace(span, " ")
-    said = set(terms(rest)) or set(terms(asked[-1]))
+    asked = asking(sentences_of(text))
+    rest = asked
+    for span in QUOTED.findall(asked):
+        rest = rest.replace(span, " ") if len(span.split()) >= MESSAGE_WORDS else rest
+    said = set(terms(rest)) or set(terms(asked))
     return {t for t in among if t not in said}
 
 

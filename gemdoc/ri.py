@@ -135,7 +135,7 @@ def _docs(answer: dict, tier: str) -> ApiDocs:
 
 def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int]:
     """One chunk per class, module, method and attribute; returns (chunks, located methods, methods)."""
-    by_owner, by_file = symbols.index(syms)
+    defs = symbols.index(syms)
     chunks, located, methods = [], 0, 0
     seen: set[tuple[str, str]] = set()
     for entry in entries:
@@ -143,7 +143,7 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
         if entry.get("visibility") not in (None, "public") or key in seen:
             continue
         seen.add(key)
-        where = symbols.locate(entry, by_owner, by_file)
+        where = symbols.locate(entry, defs)
         if entry["kind"] in ("method", "attribute"):
             methods += 1
             located += where is not None

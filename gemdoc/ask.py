@@ -229,16 +229,25 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
 
 
 def unnamed(bundle: Bundle, text: str, named: list[str]) -> list[str]:
-    """A note when the query is one API name, written as code, that no entry of the bundle bears,
-    neither as written (``named``: named_apis, already looked up) nor where RDoc files it
-    (``allow_forgery_protection``): its results only share the name's words, and an agent should not
-    take the first for the API asked about."""
+    """A note naming the APIs the query asks for that the bundle does not document: a query that is
+    one API name, written as code, or the names of a typed query's ``lex:`` parts. Undocumented is no
+    entry bearing the name (``named``: named_apis, already looked up), none where RDoc files it, and
+    no passage writing it (``allow_forgery_protection``). The results then only share the name's
+    words, and an agent should not take the first for the API asked about; a name the docs write (an
+    option, ``maximum_attempts``) gets no note: the results hold it. The note says undocumented, not
+    absent: a method defined in C or by metaprogramming can lack docs."""
+    parts = hybrid.parse(text)
+    if any(kind for kind, _ in parts):
+        scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+        words = [w for kind, body in parts if kind == "lex" for w in api_words(body) if w not in named]
+        missing = [w for w in words if not _documented(bundle.conn, w, scope)]
+        return [f"lex: these gem versions document no API named {', '.join(missing)}"] if missing else []
     word = text.strip().strip("`")
     if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
         return []
-    if searcher.entries_akin(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems)):
+    if _documented(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems)):
         return []
-    return [f"no API of these gem versions is named {word}: the results only share its words"]
+    return [f"these gem versions document no API named {word}: the results only share its words"]
 
 
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:

@@ -3,6 +3,7 @@ the bundle documents named anywhere is evidence, missing ordinary English words 
 technical ones, a refusal names the candidates it rejected, and --no-refusal really ranks (text and JSON).
 The CLI runs against the real store, FTS5 and embedded vectors of test_agent's project."""
 
+import re
 import sqlite3
 
 import test_agent
@@ -181,7 +182,9 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     ungated = ask.Options(refuse=False)
     assert ask.semantic(bundle, far, ungated, embedder, matrix, False).evidence.rephrasing is not None
     assert ask.semantic(bundle, question, ungated, embedder, matrix, True).evidence.rephrasing is None  # vsearch
-    assert "vec: nearest cosine" in cli("query", "-C", str(project), far).output  # the text says what refused
+    text = cli("query", "-C", str(project), far).output  # the text says what refused, to three places:
+    assert re.search(r"vec: nearest cosine -?0\.\d{3} \(floor 0\.45\)", text)  # 0.448 is not "0.45 (floor 0.45)"
+    assert "part text, its words alone: enough" in text  # the question's words passed; the cosine refused
     conn = sqlite3.connect(paths.store_path())
     conn.execute("DELETE FROM vectors WHERE digest IN (SELECT digest FROM chunks WHERE title = 'Filler#m1')")
     conn.commit()
@@ -332,11 +335,18 @@ def test_a_class_name_is_the_users_own_only_when_a_documented_class_ends_with_it
 
 def test_a_query_naming_an_api_the_bundle_lacks_says_so(project):
     """An API name alone that no entry bears (``Retry#retry_forever``) still ranks what shares its
-    words, and says that none of it is the API asked about, in JSON and in text."""
-    note = "no API of these gem versions is named Retry#retry_forever: the results only share its words"
+    words, and says that none of it is the API asked about, in JSON and in text; not a name the docs
+    write, as an option is (the results hold it). A typed query's lex: names the bundle lacks get the
+    same note, so an agent does not take a later result for them."""
+    note = "these gem versions document no API named Retry#retry_forever: the results only share its words"
     for command in ("search", "query"):
         data = reply(command, "-C", str(project), "Retry#retry_forever")
         assert not data["refused"] and data["results"] and data["notes"] == [note], command
         assert note in cli(command, "-C", str(project), "Retry#retry_forever").output
         assert reply(command, "-C", str(project), "Retry#retry_on")["notes"] == []
         assert reply(command, "-C", str(project), "how do I retry a job")["notes"] == []
+        assert reply(command, "-C", str(project), "given_error")["notes"] == []  # the docs write it: "the given error"
+    typed = "how do I retry a job when an error is raised\nlex: Retry#retry_on Retry#retry_forever"
+    assert reply("query", "-C", str(project), typed)["notes"] == [
+        "lex: these gem versions document no API named Retry#retry_forever"]  # the name the agent should not trust
+    assert reply("query", "-C", str(project), typed.replace(" Retry#retry_forever", ""))["notes"] == []

@@ -23,6 +23,8 @@ SCENE = [("Image#nightly", "Nightly builds happen in a container image, one buil
 AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
         ("Suite::Runner::Config#ignore", "Leaves a directory out."),
         ("Suite::Runner::Paths#ignore", "Leaves a path out."),
+        ("Suite::Runner::Config#add_root", "Adds a root to the config."),
+        ("Suite::Runner::Paths#add_root", "Adds a root to the paths."),
         ("Suite::Runner::Config::new", "A config with the defaults."),
         ("Suite::Runner::Paths::Store::new", "A store of paths.")]  # fmt: skip
 
@@ -104,6 +106,9 @@ def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch)
     assert first(question + "\nlex: Runner#run start_all") == "Runner#run"  # the order named
     assert first(question + "\nlex: Runner#start_all") == "Suite::Runner#start_all"  # a partly qualified name
     assert first(question + "\nlex: Suite::Runner#idle?") == "Suite::Runner#idle?"  # a predicate keeps its ?
+    # a method name several classes define pins none of them (SKILL.md: "when a name picks one entry")
+    assert first(question + "\nlex: add_root") not in {"Suite::Runner::Config#add_root", "Suite::Runner::Paths#add_root"}
+    assert first(question + "\nlex: Suite::Runner::Paths#add_root") == "Suite::Runner::Paths#add_root"
     monkeypatch.setattr(hybrid, "NAMED_FIRST", False)
     assert first(question + "\nlex: workers Runner#run") == "Runner#workers"
 

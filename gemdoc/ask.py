@@ -198,17 +198,24 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[s
     is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1). Empty
     when any of them is documented, or the parts name none."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    words = [w for kind, body in parts if kind == "lex" for w in api_words(body)]
+    words = lex_words(parts)
     if any(_documented(bundle.conn, w, scope) for w in words):
         return []
     return words
 
 
-def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> bool:
+def lex_words(parts: list[tuple[str | None, str]]) -> list[str]:
+    """The API names of a typed query's ``lex:`` parts (api_words), each once."""
+    return list(dict.fromkeys(w for kind, body in parts if kind == "lex" for w in api_words(body)))
+
+
+def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope, exact: bool = False) -> bool:
     """An entry under that name or where RDoc files it, or the name written in the bundle's docs
-    (``max_attempts`` in a README)."""
+    (``max_attempts`` in a README). The gate counts its terms in a row anywhere, so as not to refuse
+    an answerable question; the note (``exact``) only the name itself in a passage, so that
+    ``Retry#retry`` is not taken for written because ``Retry#retry_on`` is."""
     return bool(_entries(conn, word, scope) or searcher.entries_akin(conn, word, scope)
-                or searcher.written(conn, word, scope))  # fmt: skip
+                or searcher.written(conn, word, scope, exact))  # fmt: skip
 
 
 def api_words(text: str) -> list[str]:
@@ -234,20 +241,29 @@ def unnamed(bundle: Bundle, text: str, named: list[str]) -> list[str]:
     entry bearing the name (``named``: named_apis, already looked up), none where RDoc files it, and
     no passage writing it (``allow_forgery_protection``). The results then only share the name's
     words, and an agent should not take the first for the API asked about; a name the docs write (an
-    option, ``maximum_attempts``) gets no note: the results hold it. The note says undocumented, not
-    absent: a method defined in C or by metaprogramming can lack docs."""
+    option, ``max_attempts``) gets no note: the results hold it. The note says undocumented, not
+    absent: a method defined in C or by metaprogramming can lack docs. Under ``--gem`` it names
+    that gem: another gem of the bundle may document the name."""
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     parts = hybrid.parse(text)
     if any(kind for kind, _ in parts):
-        scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-        words = [w for kind, body in parts if kind == "lex" for w in api_words(body) if w not in named]
-        missing = [w for w in words if not _documented(bundle.conn, w, scope)]
-        return [f"lex: these gem versions document no API named {', '.join(missing)}"] if missing else []
+        missing = [w for w in lex_words(parts) if w not in named and not _documented(bundle.conn, w, scope, exact=True)]
+        return [f"lex: {_whose(bundle)} no API named {', '.join(missing)}"] if missing else []
     word = text.strip().strip("`")
     if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
         return []
-    if _documented(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems)):
+    if _documented(bundle.conn, word, scope, exact=True):
         return []
-    return [f"these gem versions document no API named {word}: the results only share its words"]
+    return [f"{_whose(bundle)} no API named {word}: the results only share its words"]
+
+
+def _whose(bundle: Bundle) -> str:
+    """Who documents nothing by that name: the bundle's gem versions, or the one gem of ``--gem``."""
+    scope = bundle.scope
+    if len(scope.gems) == 1 and len(scope.entries) > 1:
+        gem, version = next(key for key, (i, _) in scope.entries.items() if i == scope.gems[0])
+        return f"{gem} {version} documents"
+    return "these gem versions document"
 
 
 def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
@@ -260,12 +276,12 @@ def _cops(conn: sqlite3.Connection, entries: list[int]) -> bool:
 
 def _finish(reply: Reply, options: Options) -> Reply:
     reply.refused = options.refuse and reply.evidence.refused
-    reply.notes += [] if reply.refused or not reply.hits else unnamed(reply.bundle, reply.query, reply.evidence.named)
     if reply.refused:
         reply.evidence.nearest = [f"{h.gem} {h.version} {h.title}" for h in reply.hits[:NEAREST]]
         reply.hits, reply.arms = [], {}
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
+    reply.notes += unnamed(reply.bundle, reply.query, reply.evidence.named) if reply.hits else []
     if options.explain and reply.hits and reply.plan:
         reply.explain = searcher.explain(reply.bundle.conn, reply.plan, reply.hits)
     return reply

@@ -117,15 +117,15 @@ def refusal_text(reply: Reply) -> str:
         + (f" · everywhere: {', '.join(d['ubiquitous'])}" if d["ubiquitous"] else "")
         + (f" · never mentioned: {', '.join(d['absent'])}" if d["absent"] else "")
         + (f" · lex: names not in these versions: {', '.join(d['guessed'])}" if d["guessed"] else ""),
-        f"  coverage {d['coverage']:.2f} (bar {d['min_coverage']}) · concentration {d['concentration']:.2f} "
+        f"  coverage {d['coverage']:.3f} (bar {d['min_coverage']}) · concentration {d['concentration']:.3f} "
         f"(bar {d['min_concentration']})"
         + (f" · nearest cosine {d['cosine']:.3f} (bar {_cosine_bar(d)})" if d["cosine"] is not None else "")
         + (f" · vec: nearest cosine {d['rephrasing']:.3f} (floor {d['min_rephrasing']})"
            if d["rephrasing"] is not None else "")
         + (f" · question: nearest cosine {d['question']:.3f} (floor {d['min_question']})"
            if d["question"] is not None else ""),
-        *[f"  part {p['part']}, its words alone: {p['reason'] or 'enough'} · coverage {p['coverage']:.2f} · concentration "
-          f"{p['concentration']:.2f}" for p in d["parts"]],
+        *[f"  part {p['part']}, its words alone: {p['reason'] or 'enough'} · coverage {p['coverage']:.3f} · concentration "
+          f"{p['concentration']:.3f}" for p in d["parts"]],
         f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",
         f"  {d['hint']}",
     ])  # fmt: skip

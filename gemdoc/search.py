@@ -259,14 +259,21 @@ def own_names(conn: sqlite3.Connection, text: str, missing: list[str], scope: Sc
     return {t for t, last in absent.items() if _ends_a_class(conn, last, scope)}
 
 
-def written(conn: sqlite3.Connection, word: str, scope: Scope) -> bool:
-    """Whether a chunk of the bundle has ``word``'s terms in a row (``max_attempts``, ``Sidekiq::Batch``)."""
+def written(conn: sqlite3.Connection, word: str, scope: Scope, exact: bool = False) -> bool:
+    """Whether a chunk of the bundle has ``word``'s terms in a row (``max_attempts``, ``Sidekiq::Batch``);
+    ``exact``: whether a passage's text writes ``word`` itself, as a whole word (``Retry#retry`` is not
+    written by ``Retry#retry_on``, nor by a title)."""
     words = q.TERM.findall(word.lower())
     if not words:
         return False
     phrase = '"' + " ".join(words) + '"'
-    rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [phrase])
-    return any(r in scope for (r,) in rows)
+    if not exact:
+        rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [phrase])
+        return any(r in scope for (r,) in rows)
+    rows = conn.execute("SELECT c.id, c.body FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                        "WHERE chunks_fts MATCH ? AND instr(c.body, ?) > 0", ["{body} : " + phrase, word])  # fmt: skip
+    whole = re.compile(rf"(?<!\w){re.escape(word)}(?![\w?!])")
+    return any(r in scope and whole.search(body) for r, body in rows)
 
 
 def _ends_a_class(conn: sqlite3.Connection, last: str, scope: Scope) -> bool:

@@ -2,10 +2,11 @@
 
 A method is matched on (owner, name, singleton); failing that, on (file, name,
 singleton) when exactly one definition in ri's own file has that name. A class or
-module opened in several files is cited where RDoc read its comment
-(``ActionController::Live`` in metal/live.rb, not the test helper that reopens it),
-else at its first definition. Anything else keeps no location: an invented citation
-is worse than an absent one.
+module with a comment is cited where RDoc read it (``ActionController::Live`` in
+metal/live.rb, not the test helper that reopens it): at its opening in that file,
+or at the file alone when nothing opens it there in Ruby (a class documented in
+C); one without, at its first definition. Anything else keeps no location: an
+invented citation is worse than an absent one.
 """
 
 from collections import defaultdict
@@ -37,8 +38,9 @@ def index(symbols: list[dict]) -> Definitions:
 def locate(entry: dict, defs: Definitions) -> dict | None:
     """The definition an ri entry documents, or None when it cannot be told."""
     if entry["kind"] in ("class", "module"):
-        commented = defs.namespaces.get((entry["full_name"], entry.get("file") or ""))
-        return commented or defs.by_owner.get((entry["full_name"], "", False))
+        if entry.get("comment") and entry.get("file"):  # a C Document-class opens nothing in Ruby there
+            return defs.namespaces.get((entry["full_name"], entry["file"]))
+        return defs.by_owner.get((entry["full_name"], "", False))
     key = (entry.get("owner") or "", entry["name"], bool(entry.get("singleton")))
     if key[1:] == ("new", True) and key not in defs.by_owner:  # Foo::new is written as Foo#initialize
         key = (key[0], "initialize", False)

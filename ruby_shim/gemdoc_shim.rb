@@ -245,15 +245,25 @@ module GemdocShim
 
     def class_entry(klass)
       comment = @on_disk ? klass.comment : klass.parse(klass.comment_location)
-      parts = comment.respond_to?(:parts) ? comment.parts : []
-      # the file of its first comment that says something: a bare reopening (a test helper's) adds an empty one
-      files = parts.filter_map { |p| file_name(p.file) if p.respond_to?(:file) && !p.empty? }
       {
         "kind" => klass.type, "full_name" => klass.full_name, "owner" => nil, "name" => klass.name,
         "singleton" => false, "visibility" => "public", "call_seq" => nil, "params" => nil,
         "superclass" => superclass_name(klass),
-        "includes" => klass.includes.map(&:name), "comment" => render(comment), "file" => files.first
+        "includes" => klass.includes.map(&:name), "comment" => render(comment), "file" => comment_file(comment)
       }
+    end
+
+    # A comment part that is only a directive to a tool (`# rubocop:disable Style/Documentation`).
+    DIRECTIVE = /\A\s*(?:rubocop|typed|frozen_string_literal|encoding|coding|warn_indent):[^\n]*\z/
+
+    # The file of a class's first comment that says something, where its documentation is: a bare
+    # reopening (a test helper's) adds an empty part, a `# rubocop:disable` line a directive. With
+    # none, the first file RDoc read it in (a class defined in C keeps its ext/ file).
+    def comment_file(comment)
+      parts = comment.respond_to?(:parts) ? comment.parts : []
+      filed = parts.select { |p| p.respond_to?(:file) && p.file }
+      best = filed.find { |p| !p.empty? && !DIRECTIVE.match?(render(p)) } || filed.first
+      best && file_name(best.file)
     end
 
     def superclass_name(klass)

@@ -5,6 +5,8 @@ The CLI runs against the real store, FTS5 and embedded vectors of test_agent's p
 
 import re
 import sqlite3
+from dataclasses import replace
+from pathlib import Path
 
 import test_agent
 from test_agent import cli, reply
@@ -333,20 +335,40 @@ def test_a_class_name_is_the_users_own_only_when_a_documented_class_ends_with_it
     assert data["refused"] and data["diagnosis"]["absent"] == ["reportjob"]
 
 
-def test_a_query_naming_an_api_the_bundle_lacks_says_so(project):
+def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
     """An API name alone that no entry bears (``Retry#retry_forever``) still ranks what shares its
-    words, and says that none of it is the API asked about, in JSON and in text; not a name the docs
-    write, as an option is (the results hold it). A typed query's lex: names the bundle lacks get the
-    same note, so an agent does not take a later result for them."""
+    words, and says that none of it is the API asked about, in JSON and in text; not a name a passage
+    writes, as an option is (the results hold it). Written means the name itself: a documented name it
+    begins (``Retry#retry`` of ``Retry#retry_on``) or its words in prose ("the given error") are not
+    it. A typed query's lex: names the bundle lacks get the same note, so an agent does not take a
+    later result for them; a reply that --min-score empties gets none."""
+    option = Chunk("readme", "Retrier > Options", "Retrier > Options", "Pass max_attempts: 3 to stop after three tries.",
+                   "README.md", 3)  # fmt: skip
+    project = test_agent.make_project(tmp_path, monkeypatch, (option,))
     note = "these gem versions document no API named Retry#retry_forever: the results only share its words"
     for command in ("search", "query"):
         data = reply(command, "-C", str(project), "Retry#retry_forever")
         assert not data["refused"] and data["results"] and data["notes"] == [note], command
         assert note in cli(command, "-C", str(project), "Retry#retry_forever").output
+        assert reply(command, "-C", str(project), "Retry#retry_forever", "--min-score", "1e9")["notes"] == []
         assert reply(command, "-C", str(project), "Retry#retry_on")["notes"] == []
         assert reply(command, "-C", str(project), "how do I retry a job")["notes"] == []
-        assert reply(command, "-C", str(project), "given_error")["notes"] == []  # the docs write it: "the given error"
-    typed = "how do I retry a job when an error is raised\nlex: Retry#retry_on Retry#retry_forever"
-    assert reply("query", "-C", str(project), typed)["notes"] == [
-        "lex: these gem versions document no API named Retry#retry_forever"]  # the name the agent should not trust
-    assert reply("query", "-C", str(project), typed.replace(" Retry#retry_forever", ""))["notes"] == []
+        assert reply(command, "-C", str(project), "max_attempts")["notes"] == []  # a passage writes it
+        for unwritten in ("given_error", "Retry#retry", "Retry#on"):
+            data = reply(command, "-C", str(project), unwritten)
+            assert data["notes"] or data["refused"] and not data["results"], (command, unwritten)  # a refusal says more
+            assert command == "query" or data["notes"], unwritten
+    typed = "how do I retry a job when an error is raised\nlex: Retry#retry_on Retry#retry_forever Retry#retry"
+    assert reply("query", "-C", str(project), typed + "\nlex: Retry#retry_forever")["notes"] == [
+        "lex: these gem versions document no API named Retry#retry_forever, Retry#retry"]  # not to be trusted, once each
+    assert reply("query", "-C", str(project), typed.replace(" Retry#retry_forever Retry#retry", ""))["notes"] == []
+
+
+def test_a_note_under_gem_names_that_gem_not_the_bundle():
+    """Under ``--gem`` another gem of the bundle may document the name: the note says whose docs lack it."""
+    from gemdoc import ask, project as proj
+
+    entries = {("rack", "2.2.8"): (1, "complete"), ("sinatra", "3.0.5"): (2, "complete")}
+    whole = ask.Bundle(None, proj.Scope([1, 2], list(entries), False, [], entries), Path("."))
+    assert ask._whose(whole) == "these gem versions document"
+    assert ask._whose(ask.Bundle(None, replace(whole.scope, gems=[2]), Path("."))) == "sinatra 3.0.5 documents"

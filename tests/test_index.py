@@ -62,8 +62,12 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert by_title["GemdocFixture::Widget#polish"]["line"] == 30  # the define_method call itself
     assert by_title["GemdocFixture::Widget#phantom_gear"]["line"] is None  # never a neighbour's line
     assert by_title["GemdocFixture::Widget#label"]["line"] == 5  # attr_accessor
-    widget = by_title["GemdocFixture::Widget"]  # also reopened, undocumented, in testing.rb (listed first)
+    widget = by_title["GemdocFixture::Widget"]  # also reopened in testing.rb (listed first) under a rubocop directive
     assert (widget["file"], widget["line"]) == ("lib/gemdoc_fixture/widget.rb", 3)
+    turbine = by_title["GemdocFixture::Turbine"]  # documented in C, reopened in Ruby by testing.rb
+    assert (turbine["file"], turbine["line"]) == ("ext/gemdoc_fixture/native.c", None)
+    bearing = by_title["GemdocFixture::Bearing"]  # defined in C, no comment: its file, no line
+    assert (bearing["file"], bearing["line"]) == ("ext/gemdoc_fixture/native.c", None)
     turbo = by_title["GemdocFixture::Turbine#turbo_speed"]  # documented from ext/ (C)
     assert turbo["line"] is None and "top speed" in turbo["body"]
     assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed

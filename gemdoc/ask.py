@@ -213,7 +213,10 @@ def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope, exac
     """An entry under that name or where RDoc files it, or the name written in the bundle's docs
     (``max_attempts`` in a README). The gate counts its terms in a row anywhere, so as not to refuse
     an answerable question; the note (``exact``) only the name itself in a passage, so that
-    ``Retry#retry`` is not taken for written because ``Retry#retry_on`` is."""
+    ``Retry#retry`` is not taken for written because ``Retry#retry_on`` is; for the note, an
+    attribute's writer or predicate documents its name (``verify_partial_doubles=``)."""
+    if exact and any(_entries(conn, word + end, scope) for end in "=?"):
+        return True
     return bool(_entries(conn, word, scope) or searcher.entries_akin(conn, word, scope)
                 or searcher.written(conn, word, scope, exact))  # fmt: skip
 

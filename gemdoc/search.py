@@ -272,7 +272,7 @@ def written(conn: sqlite3.Connection, word: str, scope: Scope, exact: bool = Fal
         return any(r in scope for (r,) in rows)
     rows = conn.execute("SELECT c.id, c.body FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
                         "WHERE chunks_fts MATCH ? AND instr(c.body, ?) > 0", ["{body} : " + phrase, word])  # fmt: skip
-    whole = re.compile(rf"(?<!\w){re.escape(word)}(?![\w?!])")
+    whole = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
     return any(r in scope and whole.search(body) for r, body in rows)
 
 

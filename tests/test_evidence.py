@@ -340,11 +340,13 @@ def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
     words, and says that none of it is the API asked about, in JSON and in text; not a name a passage
     writes, as an option is (the results hold it). Written means the name itself: a documented name it
     begins (``Retry#retry`` of ``Retry#retry_on``) or its words in prose ("the given error") are not
-    it. A typed query's lex: names the bundle lacks get the same note, so an agent does not take a
+    it; an attribute's writer documents its name. A typed query's lex: names the bundle lacks get the same note, so an agent does not take a
     later result for them; a reply that --min-score empties gets none."""
     option = Chunk("readme", "Retrier > Options", "Retrier > Options", "Pass max_attempts: 3 to stop after three tries.",
                    "README.md", 3)  # fmt: skip
-    project = test_agent.make_project(tmp_path, monkeypatch, (option,))
+    writer = Chunk("ri", "Retry#max_tries=", "Retry#max_tries=", "Sets how many tries a job gets.", "lib/retry.rb", 3,
+                   "", "method", "max_tries=")  # fmt: skip
+    project = test_agent.make_project(tmp_path, monkeypatch, (option, writer))
     note = "these gem versions document no API named Retry#retry_forever: the results only share its words"
     for command in ("search", "query"):
         data = reply(command, "-C", str(project), "Retry#retry_forever")
@@ -354,6 +356,7 @@ def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
         assert reply(command, "-C", str(project), "Retry#retry_on")["notes"] == []
         assert reply(command, "-C", str(project), "how do I retry a job")["notes"] == []
         assert reply(command, "-C", str(project), "max_attempts")["notes"] == []  # a passage writes it
+        assert reply(command, "-C", str(project), "max_tries")["notes"] == []  # its writer is documented
         for unwritten in ("given_error", "Retry#retry", "Retry#on"):
             data = reply(command, "-C", str(project), unwritten)
             assert data["notes"] or data["refused"] and not data["results"], (command, unwritten)  # a refusal says more

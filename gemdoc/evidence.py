@@ -188,8 +188,17 @@ class Evidence:
         data["min_guessed_near"] = GUESSED_NAMES_NEAR
         data["question"] = None if self.question is None else round(self.question, 4)
         data["min_question"] = QUESTION_FLOOR
-        data["hint"] = HINTS.get(self.reason) if self.reason else None
+        data["hint"] = self.hint()
         return data
+
+    def hint(self) -> str | None:
+        """What to do about a refusal; when its words matched well enough and a technical term the
+        bundle never mentions refused it, that term by name (an agent read "most words are absent")."""
+        if self.reason == "too_little_of_the_query_matched" and self.absent and self.coverage >= self.bars.min_coverage:
+            return (f"The query names {', '.join(self.absent)}, which no documentation in this bundle mentions "
+                    "(absent): if that is its subject, this bundle does not cover it; if it is only context, ask "
+                    "again without it, in the gem's own terms.")  # fmt: skip
+        return HINTS.get(self.reason) if self.reason else None
 
 
 def assess(

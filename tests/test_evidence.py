@@ -132,6 +132,12 @@ def test_the_question_as_typed_says_its_subject_in_a_typed_query_too(project, mo
     data = reply("query", "-C", str(project), typed)
     assert data["refused"] and data["diagnosis"]["reason"] == "too_little_of_the_query_matched"
     assert data["diagnosis"]["absent"] == ["ngrok"] and data["diagnosis"]["named"] == ["retry_on"]
+    assert data["diagnosis"]["coverage"] >= data["diagnosis"]["min_coverage"]  # its words matched: ngrok refused it
+    assert data["diagnosis"]["hint"].startswith("The query names ngrok, which no documentation in this bundle")
+    assert "The query names ngrok" in cli("query", "-C", str(project), typed).output
+    little = reply("query", "-C", str(project), "deploy the graphql kafka cluster onto kubernetes with terraform")
+    assert little["refused"] and little["diagnosis"]["coverage"] < little["diagnosis"]["min_coverage"]
+    assert little["diagnosis"]["hint"].startswith("Most of the question's distinctive words")
     named = reply("query", "-C", str(project), typed.replace("lex: retry_on", "lex: Retry#retry_on"))
     assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
     monkeypatch.setattr(evidence, "ASKED_SUBJECT_RULE", False)

@@ -247,15 +247,15 @@ def unnamed(bundle: Bundle, text: str, named: list[str]) -> list[str]:
     option, ``max_attempts``) gets no note: the results hold it. The note says undocumented, not
     absent: a method defined in C or by metaprogramming can lack docs. Under ``--gem`` it names
     that gem: another gem of the bundle may document the name."""
-    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     parts = hybrid.parse(text)
     if any(kind for kind, _ in parts):
-        missing = [w for w in lex_words(parts) if w not in named and not _documented(bundle.conn, w, scope, exact=True)]
+        scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+        missing = [w for w in lex_words(parts) if w not in named and not _documented(bundle.conn, w, scope, True)]
         return [f"lex: {_whose(bundle)} no API named {', '.join(missing)}"] if missing else []
     word = text.strip().strip("`")
     if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
-        return []
-    if _documented(bundle.conn, word, scope, exact=True):
+        return []  # a question in words, the common case, costs no store look-up
+    if _documented(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems), exact=True):
         return []
     return [f"{_whose(bundle)} no API named {word}: the results only share its words"]
 

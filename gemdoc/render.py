@@ -124,8 +124,8 @@ def refusal_text(reply: Reply) -> str:
            if d["rephrasing"] is not None else "")
         + (f" · question: nearest cosine {d['question']:.3f} (floor {d['min_question']})"
            if d["question"] is not None else ""),
-        *[f"  part {p['part']}, its words alone: {p['reason'] or 'enough'} · coverage {p['coverage']:.3f} · concentration "
-          f"{p['concentration']:.3f}" for p in d["parts"]],
+        *[f"  part {p['part']}, its words alone: {p['reason'] or 'enough'} · coverage {p['coverage']:.3f} · "
+          f"concentration {p['concentration']:.3f}" for p in d["parts"]],
         f"  nearest candidates rejected: {'; '.join(d['nearest']) or '(none)'}",
         f"  {d['hint']}",
     ])  # fmt: skip

@@ -346,8 +346,9 @@ def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
     words, and says that none of it is the API asked about, in JSON and in text; not a name a passage
     writes, as an option is (the results hold it). Written means the name itself: a documented name it
     begins (``Retry#retry`` of ``Retry#retry_on``) or its words in prose ("the given error") are not
-    it; an attribute's writer documents its name. A typed query's lex: names the bundle lacks get the same note, so an agent does not take a
-    later result for them; a reply that --min-score empties gets none."""
+    it; an attribute's writer documents its name. A typed query's lex: names the bundle lacks get the
+    same note, so an agent does not take a later result for them; a reply that --min-score empties
+    gets none."""
     option = Chunk("readme", "Retrier > Options", "Retrier > Options", "Pass max_attempts: 3 to stop after three tries.",
                    "README.md", 3)  # fmt: skip
     writer = Chunk("ri", "Retry#max_tries=", "Retry#max_tries=", "Sets how many tries a job gets.", "lib/retry.rb", 3,

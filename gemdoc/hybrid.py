@@ -116,16 +116,31 @@ def query(
 def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hit]:
     """The API entries ``text`` names, one per name, in the order named: by full name
     (``Addressable::Template#expand``), or by a method name that reads as code (``on_worker_boot``).
-    A name matching more than one entry of the bundle picks none."""
+    A name matching more than one API of the bundle picks none."""
     scope = searcher.Scope(conn, gems)
     words = list(dict.fromkeys(w.strip(",;:()[]'\"`") for w in text[: terms.MAX_QUERY_CHARS].split()))
     ids: list[int] = []
     for word in words:
         rows = _entries(conn, word, scope) or _entries(conn, word.rstrip("?"), scope)  # `empty?`, or a sentence's end
+        rows = one_per_api(conn, rows)
         if len(rows) == 1 and rows[0] not in ids:
             ids.append(rows[0])
     found = {hit.id: hit for hit in searcher.fetch(conn, ids, {i: 0.0 for i in ids}, {})}
     return [found[i] for i in ids if i in found]
+
+
+def one_per_api(conn: sqlite3.Connection, rows: list[int]) -> list[int]:
+    """``rows`` less the second entry RDoc keeps for one API: an attribute's reader documented as a
+    method and its ``attr_writer`` share a gem version and a full name
+    (``ActiveSupport::Deprecation::Disallowed#disallowed_warnings``), and name one API."""
+    if len(rows) < 2:
+        return rows
+    marks = ",".join("?" * len(rows))
+    found = conn.execute(f"SELECT id, entry, title FROM chunks WHERE id IN ({marks}) ORDER BY id", rows)
+    first: dict[tuple, int] = {}
+    for chunk_id, entry, title in found:
+        first.setdefault((entry, title), chunk_id)
+    return sorted(first.values())
 
 
 def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:

@@ -28,6 +28,8 @@ AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader
         ("Suite::Runner::Config::new", "A config with the defaults."),
         ("Suite::Runner::Paths::Store::new", "A store of paths.")]  # fmt: skip
 
+READER = "Suite::Runner#time_limit"  # RDoc keeps a reader method and its attr_writer as two entries
+
 
 @pytest.fixture
 def bundle(tmp_path):
@@ -42,6 +44,10 @@ def bundle(tmp_path):
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
                      "lib/suite.rb", 9, "", "method", "idle?")]  # fmt: skip
+    chunks += [Chunk("ri", READER, READER, "The cap.", "lib/suite.rb", 12, "time_limit()",
+                     "method", "time_limit"),
+               Chunk("ri", READER, READER, "Sets the cap.", "lib/suite.rb", 12, "attr_writer :time_limit",
+                     "attribute", "time_limit")]  # fmt: skip
     chunks += [Chunk("ri", t, t, body, "lib/suite/config.rb", n, "", "method", re.split("#|::", t)[-1])
                for n, (t, body) in enumerate(AKIN, start=1)]  # fmt: skip
     chunks += [Chunk("changelog", f"History > {v}", f"History > {v}", body, "History.md", n * 10, kind="section")
@@ -148,6 +154,19 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
     monkeypatch.setattr(hybrid, "AKIN_NAMES", False)
     assert first("Suite::Runner#push_dir") != "Suite::Runner::Config#push_dir"
+
+
+def test_a_name_rdoc_documents_twice_as_reader_and_attr_writer_names_one_api(bundle, monkeypatch):
+    """Two entries under one full name in one gem version are one API, and the name picks it."""
+    from gemdoc import hybrid
+
+    def first(lex: str) -> str:
+        return hybrid.query(bundle.conn, f"how many parallel workers\nlex: {lex}", bundle.scope.gems, 5).hits[0].title
+
+    assert first(READER) == READER
+    assert first("time_limit") == READER
+    monkeypatch.setattr(hybrid, "one_per_api", lambda conn, rows: rows)
+    assert first(READER) != READER
 
 
 def test_the_questions_own_clear_keyword_first_follows_the_named_entries(bundle, monkeypatch):

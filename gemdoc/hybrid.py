@@ -28,6 +28,9 @@ FIRST_MARGIN = 1.5
 UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusion's first (0: wherever fusion puts it)
 # Measured by benchmarks/rank_rules.py (questions mostly in users' words): query hit@1 +0.017 on dev and +0.073
 # on test against always pinning, MRR +0.010 and +0.031.
+# A question about a release ("since upgrading", "changed in 3.5.3") weighs the notes of the locked
+# version LOCKED_RELEASE_FACTOR times in the fusion too: the vector arm cannot tell one release's
+# notes from another's, and fused ranks lost the keyword arm's preference (rank_rules.py, locked_release).
 ARM_DEPTH = 50  # how deep each arm's list goes into the fusion
 # A typed query's ``lex:`` part names APIs by their full names (``Sidekiq::ScheduledSet``,
 # ``Addressable::Template#expand``, ``Metrics/MethodLength``) or by method names that read as code
@@ -110,7 +113,12 @@ def query(
         fresh = QUESTION_FIRST and untyped and untyped[0].id not in {hit.id for hit in named}
         place = first_place(untyped, parts[0][1]) if fresh else 0
         pinned += [(untyped[0], len(named) + place)] if place else []
-    return _fuse(mode, lists, limit, whole, pinned)
+    return _fuse(mode, lists, limit, whole, pinned, asks_release(" ".join(body for _, body in parts)))
+
+
+def asks_release(text: str) -> bool:
+    """Whether a query asks about a release: an upgrade word (search.UPGRADE) or a version number."""
+    return searcher.LOCKED_RELEASE_FACTOR != 1.0 and bool(searcher.UPGRADE.search(text) or terms.versions(text))
 
 
 def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hit]:
@@ -165,10 +173,12 @@ def _clear_first(hits: list[searcher.Hit]) -> bool:
     return bool(hits) and (len(hits) == 1 or hits[0].score >= FIRST_MARGIN * hits[1].score)
 
 
-def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tuple[searcher.Hit, int]]) -> Fused:
+def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tuple[searcher.Hit, int]],
+          release: bool = False) -> Fused:
     """Reciprocal rank fusion; each ``pinned`` hit (the keyword arm's first place, or an API the query
     names) takes the place given with it, or stays where fusion put it when that is higher.
-    ``whole`` is the keyword arm's reading of the whole question (its evidence and plan)."""
+    ``whole`` is the keyword arm's reading of the whole question (its evidence and plan); for a
+    question about a ``release``, the locked version's notes weigh more."""
     fused: dict[int, float] = {}
     hits: dict[int, searcher.Hit] = {}
     arms: dict[int, dict[str, int]] = {}
@@ -179,6 +189,8 @@ def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tupl
             arms.setdefault(hit.id, {}).setdefault(arm, rank)
     for chunk_id in fused:
         fused[chunk_id] *= searcher.gem_prior(whole.plan, hits[chunk_id].gem) if whole.plan else 1.0
+        if release and searcher.locked_release(hits[chunk_id]):
+            fused[chunk_id] *= searcher.LOCKED_RELEASE_FACTOR
     natural = {i: at for at, i in enumerate(sorted(fused, key=lambda i: (-fused[i], i)), start=1)}
     pinned = [(hit, min(place, natural.get(hit.id, place))) for hit, place in pinned]  # a pin never moves down
     moved = {hit.id for hit, _ in pinned}

@@ -305,7 +305,7 @@ def _with_priors(hits: list[Hit], versions_asked: bool, p: Plan, release: bool) 
     a question about an upgrade (``release``) the notes of the locked version better than any other."""
     for hit in hits:
         hit.score *= gem_prior(p, hit.gem) * p.fit.get(hit.gem, 1.0)
-        if release and hit.source_type != "ri" and _locked_release(hit):
+        if release and locked_release(hit):
             hit.score *= LOCKED_RELEASE_FACTOR
         if hit.source_type == "ri" and not hit.body:
             hit.score *= DOCLESS_PRIOR
@@ -314,9 +314,10 @@ def _with_priors(hits: list[Hit], versions_asked: bool, p: Plan, release: bool) 
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
-def _locked_release(hit: Hit) -> bool:
-    """A heading naming the very version of the gem this bundle locks (``5.15.0``, ``3.2.5 - 2021-04-05``)."""
-    return re.search(rf"(?<![\w.]){re.escape(hit.version)}(?![\w]|\.\d)", hit.heading) is not None
+def locked_release(hit: Hit) -> bool:
+    """Prose whose heading names the very version of the gem this bundle locks (``5.15.0``, ``3.2.5 - 2021-04-05``)."""
+    named = re.search(rf"(?<![\w.]){re.escape(hit.version)}(?![\w]|\.\d)", hit.heading)
+    return hit.source_type != "ri" and named is not None
 
 
 def _in_bundle(p: Plan, scores: dict[int, float]) -> set[str]:

@@ -77,6 +77,30 @@ def _hit(chunk_id: int, score: float) -> searcher.Hit:
                         score)  # fmt: skip
 
 
+def _note(chunk_id: int, version: str) -> searcher.Hit:
+    return searcher.Hit(chunk_id, "g", "1.2.0", "changelog", "section", f"History > {version}",
+                        f"History > {version}", "", "", "History.md", chunk_id, 0.0)  # fmt: skip
+
+
+def test_in_the_fusion_a_release_question_weighs_the_locked_versions_notes(monkeypatch):
+    """The vector arm cannot tell one release's notes from another's: where both arms list the notes of
+    another version higher, a question about a release still gets the locked version's (1.2.0) first."""
+    from gemdoc import hybrid
+
+    old, locked = _note(1, "1.1.0"), _note(2, "1.2.0")
+    lists = [("keyword", [old, locked]), ("vector", [old, _hit(3, 0.0), locked])]
+
+    def first(text: str) -> str:
+        release = hybrid.asks_release(text)
+        return hybrid._fuse("hybrid", lists, 3, searcher.Found([], None, None), [], release).hits[0].heading
+
+    assert first("what changed in the worker count since upgrading") == "History > 1.2.0"
+    assert first("worker count in 1.2.0") == "History > 1.2.0"  # a version named
+    assert first("how many workers start") == "History > 1.1.0"  # not about a release
+    monkeypatch.setattr(searcher, "LOCKED_RELEASE_FACTOR", 1.0)
+    assert first("what changed in the worker count since upgrading") == "History > 1.1.0"
+
+
 @pytest.mark.parametrize("text, second_score, order", [
     ("how many workers start", 0.9, [2, 1, 3]), ("how many workers start", 0.5, [1, 2, 3]),
     ("Runner#workers", 0.9, [1, 2, 3]), ("assert_in_delta", 0.9, [1, 2, 3]),
@@ -182,6 +206,7 @@ def test_the_questions_own_clear_keyword_first_follows_the_named_entries(bundle,
     assert top(f"{question}\nlex: runner start_all workers")[:2] == ["Suite::Runner#start_all", "History > 1.2.0"]
     assert top(f"{question}\nlex: runner suite workers")[0] == "History > 1.2.0"
     monkeypatch.setattr(hybrid, "QUESTION_FIRST", False)
+    monkeypatch.setattr(hybrid, "asks_release", lambda text: False)  # the fusion's own preference for the notes
     assert "History > 1.2.0" not in top(f"{question}\nlex: runner start_all workers")
 
 

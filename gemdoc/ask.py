@@ -196,10 +196,10 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[s
     """The API names of the query's ``lex:`` parts when the bundle documents none of them, neither
     under that name nor where RDoc files it (search.entries_akin): the agent's picture of the answer
     is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1). Empty
-    when any of them is documented, or the parts name none."""
+    when any of them is documented or defined in the source (definition), or the parts name none."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     words = lex_words(parts)
-    if any(_documented(bundle.conn, w, scope) for w in words):
+    if any(_documented(bundle.conn, w, scope) or definition(bundle, w) for w in words):
         return []
     return words
 
@@ -238,26 +238,76 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     return []
 
 
-def unnamed(bundle: Bundle, text: str, named: list[str]) -> list[str]:
-    """A note naming the APIs the query asks for that the bundle does not document: a query that is
-    one API name, written as code, or the names of a typed query's ``lex:`` parts. Undocumented is no
+def unnamed(bundle: Bundle, text: str, named: list[str], refused: bool = False) -> list[str]:
+    """Notes on the APIs the query asks for that the bundle does not document: a query that is one
+    API name, written as code, or the names of a typed query's ``lex:`` parts. Undocumented is no
     entry bearing the name (``named``: named_apis, already looked up), none where RDoc files it, and
-    no passage writing it (``allow_forgery_protection``). The results then only share the name's
-    words, and an agent should not take the first for the API asked about; a name the docs write (an
-    option, ``max_attempts``) gets no note: the results hold it. The note says undocumented, not
-    absent: a method defined in C or by metaprogramming can lack docs. Under ``--gem`` it names
+    no passage writing it (``allow_forgery_protection``). A name the source defines all the same
+    (``:nodoc:``, private) gets a note pointing there, even on a ``refused`` reply; the rest, when
+    there are results, a note that these versions document no API by that name: the results then only
+    share the name's words, and an agent should not take the first for the API asked about. A name
+    the docs write (an option, ``max_attempts``) gets no note: the results hold it. Undocumented, not
+    absent: a method defined in C or by metaprogramming can lack docs. Under ``--gem`` the note names
     that gem: another gem of the bundle may document the name."""
     parts = hybrid.parse(text)
-    if any(kind for kind, _ in parts):
-        scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-        missing = [w for w in lex_words(parts) if w not in named and not _documented(bundle.conn, w, scope, True)]
-        return [f"lex: {_whose(bundle)} no API named {', '.join(missing)}"] if missing else []
+    typed = any(kind for kind, _ in parts)
+    asked = lex_words(parts) if typed else _one_name(text, named)
+    if not asked:
+        return []  # a question in words, the common case, costs no store look-up
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    missing = [w for w in asked if w not in named and not _documented(bundle.conn, w, scope, exact=True)]
+    places: dict[tuple, tuple[dict, list[str]]] = {}
+    for word in missing:
+        if found := definition(bundle, word):
+            places.setdefault((found["gem"], found["file"], found["line"]), (found, []))[1].append(word)
+    lead = "lex: " if typed else ""
+    notes = [lead + _defined(words, found) for found, words in places.values()]
+    missing = [w for w in missing if not any(w in words for _, words in places.values())]
+    if missing and not refused:
+        tail = "" if typed else ": the results only share its words"
+        notes.append(f"{lead}{_whose(bundle)} no API named {', '.join(missing)}{tail}")
+    return notes
+
+
+def _one_name(text: str, named: list[str]) -> list[str]:
+    """The query as an API name when it is one, written as code, that no entry bears."""
     word = text.strip().strip("`")
     if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
-        return []  # a question in words, the common case, costs no store look-up
-    if _documented(bundle.conn, word, searcher.Scope(bundle.conn, bundle.scope.gems), exact=True):
         return []
-    return [f"{_whose(bundle)} no API named {word}: the results only share its words"]
+    return [word]
+
+
+def definition(bundle: Bundle, word: str) -> dict | None:
+    """Where the bundle's source defines the method ``word`` names though no entry documents it (RDoc
+    leaves out ``:nodoc:`` and private methods: ``Kaminari::ConfigurationMethods::ClassMethods#paginates_per``),
+    by full name (the owner, a class or module under it, or one it ends) or by a method name alone;
+    the first such definition, or None."""
+    match = searcher.METHOD_NAME.match(word)
+    owner, method = (match[1], match[2]) if match else ("", word)
+    if not re.fullmatch(r"[a-z_]\w*[?!=]?", method) or not bundle.scope.gems:
+        return None
+    marks = ",".join("?" * len(bundle.scope.gems))
+    sql = (f"SELECT u.owner, u.file, u.line, g.name AS gem, g.version FROM {store.UNDOCUMENTED} u "
+           f"JOIN gems g ON g.id = u.entry WHERE u.name = ? AND u.entry IN ({marks}) ORDER BY u.entry, u.file, u.line")
+    try:
+        rows = bundle.conn.execute(sql, [method, *bundle.scope.gems]).fetchall()
+    except sqlite3.OperationalError:  # a store written before the table existed: its gems are re-read on index
+        return None
+    return next((dict(row) for row in rows if not owner or _owns(owner, row["owner"])), None)
+
+
+def _owns(named: str, owner: str) -> bool:
+    """Whether a method defined in ``owner`` answers to a name given on ``named``: the same class or
+    module, one whose full name ends with it, or a module under it (as search.entries_akin)."""
+    return owner == named or owner.endswith("::" + named) or owner.startswith(named + "::")
+
+
+def _defined(words: list[str], found: dict) -> str:
+    """The note for API names no entry documents but the source defines (at one place)."""
+    where = uri.make(found["gem"], found["version"], found["file"], found["line"], words[0])
+    owner = f" in {found['owner']}" if found["owner"] else ""
+    return (f"{', '.join(words)}: no docs (RDoc leaves out :nodoc: and private methods), but {found['gem']} "
+            f"{found['version']} defines it{owner}: gemdoc show {where} --source")
 
 
 def _whose(bundle: Bundle) -> str:
@@ -284,7 +334,8 @@ def _finish(reply: Reply, options: Options) -> Reply:
         reply.hits, reply.arms = [], {}
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
-    reply.notes += unnamed(reply.bundle, reply.query, reply.evidence.named) if reply.hits else []
+    if reply.hits or reply.refused:  # a reply --min-score emptied says nothing of names
+        reply.notes += unnamed(reply.bundle, reply.query, reply.evidence.named, refused=not reply.hits)
     if options.explain and reply.hits and reply.plan:
         reply.explain = searcher.explain(reply.bundle.conn, reply.plan, reply.hits)
     return reply

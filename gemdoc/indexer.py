@@ -28,7 +28,7 @@ from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
 
-EXTRACTOR_VERSION = "8"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
+EXTRACTOR_VERSION = "9"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
 LOCK_TIMEOUT = 600.0
 
 
@@ -362,7 +362,7 @@ def _store(writer: Writer, loc: locations.GemLocation, record: GemRecord, future
         chunks=len(prepared.chunks), methods=docs.methods if docs else 0,
         located=docs.located if docs else 0, seconds=round(prepared.seconds, 3),
     )  # fmt: skip
-    outcome, entry = writer.replace_gem(record, prepared.chunks, prepared.profile)
+    outcome, entry = writer.replace_gem(record, prepared.chunks, prepared.profile, docs.hidden if docs else [])
     return GemOutcome(gem.name, gem.version, outcome, prepared.note, len(prepared.chunks), prepared.seconds, entry)
 
 

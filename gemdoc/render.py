@@ -14,6 +14,7 @@ from gemdoc.ask import Options, Reply, cut
 from gemdoc.search import Hit
 
 SNIPPET_CHARS = 240
+NO_PROSE = "(no prose: `gemdoc show URI --source` reads its definition)"  # an API entry without a comment
 
 
 def result_uri(hit: Hit) -> str:
@@ -146,6 +147,8 @@ def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -
     snippet = snippet_of(hit.body, hit.matched)
     if snippet:
         lines.append(f"    {snippet}")
+    elif hit.source_type == "ri" and hit.line:
+        lines.append(f"    {NO_PROSE}")
     if explain:
         fields = ", ".join(f"{k} {v}" for k, v in explain["fields"].items()) or "none"
         lines.append(f"    explain: score {hit.score:.4f} · matched {', '.join(explain['matched']) or '-'} · "

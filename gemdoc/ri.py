@@ -46,6 +46,7 @@ class ApiDocs:
     chunks: list[Chunk] = field(default_factory=list)
     located: int = 0
     methods: int = 0
+    hidden: list[dict] = field(default_factory=list)  # definitions in the source no chunk documents
 
 
 def sources(location: GemLocation) -> list[str]:
@@ -129,15 +130,17 @@ def _run(location: GemLocation, src: list[str], how: dict, timeout: float) -> di
 
 def _docs(answer: dict, tier: str) -> ApiDocs:
     docs = ApiDocs(answer["ri"], answer["symbols"], answer["parser"], tier)
-    docs.chunks, docs.located, docs.methods = to_chunks(docs.entries, docs.symbols)
+    docs.chunks, docs.located, docs.methods, docs.hidden = to_chunks(docs.entries, docs.symbols)
     return docs
 
 
-def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int]:
-    """One chunk per class, module, method and attribute; returns (chunks, located methods, methods)."""
+def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int, list[dict]]:
+    """One chunk per class, module, method and attribute; returns (chunks, located methods, methods,
+    the methods defined in the source that no chunk documents: ``:nodoc:``, private, or hidden from RDoc)."""
     defs = symbols.index(syms)
     chunks, located, methods = [], 0, 0
     seen: set[tuple[str, str]] = set()
+    cited: set[int] = set()
     for entry in entries:
         key = (entry["kind"], entry["full_name"])  # an installed ri store lists some entries once per file
         if entry.get("visibility") not in (None, "public") or key in seen:
@@ -147,8 +150,12 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
         if entry["kind"] in ("method", "attribute"):
             methods += 1
             located += where is not None
+        cited.add(id(where))
         chunks.append(_chunk(entry, where))
-    return chunks, located, methods
+    documented = {(c.title.rpartition("#")[0] or c.title.rpartition("::")[0], c.name) for c in chunks}
+    hidden = [s for s in syms if s["kind"] == "method" and id(s) not in cited
+              and (s["owner"], s["name"].lower()) not in documented]  # fmt: skip
+    return chunks, located, methods, hidden
 
 
 def _chunk(entry: dict, where: dict | None) -> Chunk:

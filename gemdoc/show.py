@@ -3,7 +3,7 @@
 import sqlite3
 from pathlib import Path
 
-from gemdoc import files
+from gemdoc import files, store
 from gemdoc.errors import GemdocError, UsageError
 from gemdoc.uri import Address
 
@@ -45,17 +45,27 @@ def gem_root(conn: sqlite3.Connection, entry: int) -> Path:
 
 def gem_file(conn: sqlite3.Connection, address: Address, entry: int) -> Path:
     """The installed file an address names, only when it is one of the files gemdoc indexed from
-    that entry (so a default gem, whose root is Ruby's whole lib dir, shows its own files only) and
-    it lies below the gem's root with no symlink on the way."""
+    that entry (a chunk cites it, or it defines a method no chunk documents: so a default gem, whose
+    root is Ruby's whole lib dir, shows its own files only) and it lies below the gem's root with no
+    symlink on the way."""
     root = gem_root(conn, entry)
-    indexed = conn.execute("SELECT 1 FROM chunks WHERE entry = ? AND file = ? LIMIT 1", [entry, address.path]).fetchone()
-    path = files.within(root, address.path) if indexed else None
+    path = files.within(root, address.path) if _indexed(conn, entry, address.path) else None
     if path is None:
         raise UsageError(
             f"{address.path[:200]} is not a file of {address.gem} {address.version} that gemdoc indexed: "
             "show --source reads only those; check the URI"
         )
     return path
+
+
+def _indexed(conn: sqlite3.Connection, entry: int, path: str) -> bool:
+    if conn.execute("SELECT 1 FROM chunks WHERE entry = ? AND file = ? LIMIT 1", [entry, path]).fetchone():
+        return True
+    try:
+        sql = f"SELECT 1 FROM {store.UNDOCUMENTED} WHERE entry = ? AND file = ? LIMIT 1"
+        return conn.execute(sql, [entry, path]).fetchone() is not None
+    except sqlite3.OperationalError:  # a store written before the table existed
+        return False
 
 
 def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: int | None, context: int) -> str:

@@ -14,6 +14,7 @@ CLI call cannot afford.
 import json
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ REGISTRY = "rubygems"  # the origin of a gem installed from a gem source outside
 FTS_COLUMNS = ("title", "names", "signature", "body")
 TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use the same
 PROFILES = "profiles"  # FTS5 over each entry's profile (roles.profile), rowid = the entry's id
+UNDOCUMENTED = "undocumented"  # methods an entry's source defines and no chunk documents (ri.to_chunks)
 CHUNK_COLUMNS = (
     "entry", "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
@@ -148,6 +150,9 @@ class Writer:
             check_schema(self.db.conn, path)
         self._stamp()
         self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {PROFILES} USING fts5(text, tokenize='{TOKENIZER}')")
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {UNDOCUMENTED} (entry INTEGER, owner TEXT, name TEXT, "
+                        "singleton INTEGER, file TEXT, line INTEGER)")  # fmt: skip
+        self.db.execute(f"CREATE INDEX IF NOT EXISTS {UNDOCUMENTED}_name ON {UNDOCUMENTED} (name)")
 
     def _create(self) -> None:
         self.db.enable_wal()
@@ -187,10 +192,11 @@ class Writer:
         """(id, state, error) of the entry with this record's identity, if the store has it."""
         return self.db.execute("SELECT id, state, error FROM gems WHERE identity = ?", [record.identity]).fetchone()
 
-    def replace_gem(self, record: GemRecord, chunks: list[Chunk], profile: str = "") -> tuple[str, int]:
-        """Store a gem's chunks and profile (what it is for, roles.profile) under its identity in one
-        transaction; returns (``indexed`` or ``updated``, entry id). ``updated``: this gem version from
-        the same place was read before."""
+    def replace_gem(self, record: GemRecord, chunks: list[Chunk], profile: str = "",
+                    undocumented: Iterable[dict] = ()) -> tuple[str, int]:
+        """Store a gem's chunks, profile (what it is for, roles.profile) and undocumented methods under
+        its identity in one transaction; returns (``indexed`` or ``updated``, entry id). ``updated``:
+        this gem version from the same place was read before."""
         with self.db.atomic():
             prior = self.db.execute(
                 "SELECT 1 FROM gems WHERE name = ? AND version = ? AND platform = ? AND origin = ? "
@@ -205,6 +211,11 @@ class Writer:
             self.db.execute(f"DELETE FROM {PROFILES} WHERE rowid = ?", [entry])
             if profile:
                 self.db.execute(f"INSERT INTO {PROFILES} (rowid, text) VALUES (?, ?)", [entry, profile])
+            self.db.execute(f"DELETE FROM {UNDOCUMENTED} WHERE entry = ?", [entry])
+            self.db.conn.executemany(
+                f"INSERT INTO {UNDOCUMENTED} (entry, owner, name, singleton, file, line) VALUES (?, ?, ?, ?, ?, ?)",
+                [(entry, d["owner"], d["name"], int(bool(d["singleton"])), d["file"], d["line"]) for d in undocumented],
+            )
             self.db["gems"].update(entry, self._span(entry, record))
         return ("updated" if prior else "indexed"), entry
 

@@ -88,10 +88,32 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert profiles["gemdoc_fixture"].startswith("gemdoc fixture\nA fixture gem for gemdoc's tests\n")  # the gemspec
     assert "A gem that exists so gemdoc's tests have real documentation" in profiles["gemdoc_fixture"]  # README
     assert "Make-like" in profiles["rake"] and "gemdoc_crasher" not in profiles  # a failed gem has none
+    hidden = dict(conn.execute("SELECT u.name, u.line FROM undocumented u JOIN gems g ON g.id = u.entry "
+                               "WHERE g.name = 'gemdoc_fixture' AND u.owner = 'GemdocFixture::Widget'"))  # fmt: skip
+    assert hidden == {"reset_cadence": 32, "sprocket_count": 36}  # :nodoc: and private; documented ones are chunks
     scope = project.scope(conn, fixture_project.resolve())
     hits = searcher.search(conn, "how do I retry a spin a few times", scope.gems, 3)
     assert hits[0].title == "GemdocFixture::Widget#spin_with_retries"
     assert searcher.search(conn, "Rake::FileList#exclude", scope.gems, 1)[0].line
+
+
+def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_missing(fixture_project, ruby_env):
+    """RDoc leaves out :nodoc: and private methods; a query naming one gets a note with the place the
+    gem defines it, and show --source reads it there (a file no chunk cites)."""
+    indexer.index_project(fixture_project)
+    where = "gemdoc://gemdoc_fixture@1.2.3/lib/gemdoc_fixture/widget.rb#L32"
+    found = gemdoc("search", "-C", str(fixture_project), "GemdocFixture::Widget#reset_cadence", env=ruby_env)
+    assert found.returncode == 0 and f"gemdoc show {where} --source" in found.stdout.splitlines()[0]
+    assert "no API named" not in found.stdout
+    typed = gemdoc("query", "-C", str(fixture_project), "--json", "how do I retry a spin\nlex: sprocket_count Foo#nope",
+                   env=ruby_env)  # fmt: skip
+    notes = json.loads(typed.stdout)["notes"]
+    assert notes[0].startswith("lex: sprocket_count: no docs") and "widget.rb#L36" in notes[0]
+    assert notes[1] == "lex: these gem versions document no API named Foo#nope"
+    bare = gemdoc("search", "-C", str(fixture_project), "GemdocFixture::Widget::new", "-n", "1", env=ruby_env)
+    assert "widget.rb:12" in bare.stdout and "(no prose: `gemdoc show URI --source`" in bare.stdout  # no comment
+    shown = gemdoc("show", "-C", str(fixture_project), where, "--source", env=ruby_env)
+    assert shown.returncode == 0 and ">32      def reset_cadence(value) # :nodoc:" in shown.stdout
 
 
 def test_japanese_docs_only_with_all_languages(fixture_project):
@@ -455,6 +477,8 @@ def test_gc_removes_what_no_known_project_uses(tmp_path, ruby_env):
     assert conn.execute("SELECT count(*) FROM chunks WHERE entry NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM profiles WHERE rowid NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM profiles").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM undocumented WHERE entry NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
+    assert conn.execute("SELECT count(DISTINCT entry) FROM undocumented").fetchone()[0] == 1
     assert "Frobnicates" in _frobnicate(kept)
     assert "0 gem versions, 0 cache entries" in gemdoc("gc").stdout
 

@@ -106,9 +106,11 @@ HINTS = {
     "or API names the gem's docs would use, or check that the gem is in Gemfile.lock (`gemdoc status`).",
     "only_ubiquitous_terms_matched": "Only words the documentation uses everywhere matched: add a distinctive "
     "term, such as a class, method or option name.",
-    "too_little_of_the_query_matched": "Most of the question's distinctive words, or a technical term it "
-    "names (see absent), are absent from this bundle: it probably does not document this; rephrase in the "
-    "gem's own terms before concluding so.",
+    "too_little_of_the_query_matched": "Most of the question's distinctive words are absent from this bundle: "
+    "it probably does not document this; rephrase in the gem's own terms before concluding so.",
+    "absent_subject": "The query asks about {absent}, which no documentation in this bundle mentions (absent): "
+    "if that is its subject, this bundle does not cover it; if it is only context, ask again without it, in "
+    "the gem's own terms.",
     "matched_terms_are_scattered": "The words occur, but never together in one passage: the subject is "
     "probably not documented in this bundle. Say so rather than answering from memory.",
     "named_apis_not_in_bundle": "None of the APIs named in lex: exists in these gem versions (see guessed), "
@@ -192,13 +194,8 @@ class Evidence:
         return data
 
     def hint(self) -> str | None:
-        """What to do about a refusal; when its words matched well enough and a technical term the
-        bundle never mentions refused it, that term by name (an agent read "most words are absent")."""
-        if self.reason == "too_little_of_the_query_matched" and self.absent and self.coverage >= self.bars.min_coverage:
-            return (f"The query names {', '.join(self.absent)}, which no documentation in this bundle mentions "
-                    "(absent): if that is its subject, this bundle does not cover it; if it is only context, ask "
-                    "again without it, in the gem's own terms.")  # fmt: skip
-        return HINTS.get(self.reason) if self.reason else None
+        """What to do about a refusal; for an absent subject, that term by name."""
+        return HINTS[self.reason].format(absent=", ".join(self.absent)) if self.reason else None
 
 
 def assess(
@@ -279,12 +276,12 @@ def judge(
     documented = named or any(ev.exact for _, ev in judged)  # ``lex: Nokogiri``: a class named exactly
     several = [ev for _, ev in judged] if len(judged) > 1 else []
     if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
-        best.reason = "too_little_of_the_query_matched"
+        best.reason = "absent_subject"
     typed_as_asked = [ev for kind, ev in judged if kind is None] if several else [best]
     if ASKED_SUBJECT_RULE and not best.refused and not specific(named) and any(
         asked_subjects(ev, bars) for ev in typed_as_asked
     ):
-        best.reason = "too_little_of_the_query_matched"
+        best.reason = "absent_subject"
     best.guessed = list(guessed)
     near = cosine is not None and cosine >= GUESSED_NAMES_NEAR
     if GUESSED_NAMES_RULE and guessed and not best.refused and not near and not specific(named):

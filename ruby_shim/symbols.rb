@@ -9,6 +9,8 @@ require "ripper"
 module GemdocShim
   module Symbols
     ATTR_CALLS = %w[attr_reader attr_writer attr_accessor attr].freeze
+    # Calls whose every static name argument is a method they define; `alias_method` defines its first.
+    DEFINERS = [*ATTR_CALLS, "define_method", "alias_method"].freeze
 
     module_function
 
@@ -127,6 +129,15 @@ module GemdocShim
         [:gd_sclass, receiver(target), body]
       end
 
+      # `alias new old` defines `new` on the line it is written.
+      def on_alias(new_name, old_name)
+        line = name_line(new_name)
+        name = static_name(new_name) || (token(new_name[1]) if new_name.is_a?(Array) && new_name[0] == :symbol_literal)
+        return super unless line && name.is_a?(String)
+
+        [:gd_call, "alias", line, line, [name]]
+      end
+
       def on_command(ident, args)
         definer(token(ident), ident, args) || super
       end
@@ -205,10 +216,11 @@ module GemdocShim
       # `attr_reader :a, "b"` and `define_method(:c)`: a call that defines methods, ending on
       # the line of its last argument.
       def definer(name, ident, args)
-        return unless ATTR_CALLS.include?(name) || name == "define_method"
+        return unless DEFINERS.include?(name)
 
         last = args[0] == :arg_paren ? args[2] : name_line(args, from_end: true) if args.is_a?(Array)
-        [:gd_call, name, name_line(ident), last || name_line(ident), static_names(args)]
+        names = static_names(args)
+        [:gd_call, name, name_line(ident), last || name_line(ident), name == "alias_method" ? names.first(1) : names]
       end
 
       # The names given as plain symbols or strings; an interpolated name is not known until run time.
@@ -251,6 +263,7 @@ module GemdocShim
         when :def_node then definition(node)
         when :singleton_class_node then singleton_class(node)
         when :call_node then call(node)
+        when :alias_method_node then aliased(node)
         end
         node.compact_child_nodes.each { |child| visit(child) } unless OWN_WALK.include?(node.type)
       end
@@ -282,12 +295,23 @@ module GemdocShim
 
       def call(node)
         name = node.name.to_s
-        return unless node.receiver.nil? && (ATTR_CALLS.include?(name) || name == "define_method")
+        return unless node.receiver.nil? && DEFINERS.include?(name)
 
-        (node.arguments&.arguments || []).each do |arg|
+        args = node.arguments&.arguments || []
+        args = args.first(1) if name == "alias_method"
+        args.each do |arg|
           value = arg.respond_to?(:unescaped) ? arg.unescaped : nil
           @col.method(value, @singleton, node.location.start_line, node.location.end_line) if value
         end
+      end
+
+      # `alias new old` defines `new` on the line it is written.
+      def aliased(node)
+        name = node.new_name
+        return unless name.respond_to?(:unescaped)
+
+        line = name.location.start_line
+        @col.method(name.unescaped, @singleton, line, line)
       end
     end
   end

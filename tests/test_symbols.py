@@ -105,6 +105,40 @@ def test_calls_that_define_methods_end_on_their_last_line_and_only_static_names_
     }
 
 
+ALIASES = '''class Aliases
+  def original; end
+  alias copy original
+  alias :symbol_copy :original
+  alias == eql?
+  alias_method :by_call, :original
+  alias_method "by_string", :original
+  alias $new_global $old_global
+  class << self
+    def build; end
+    alias make build
+  end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_an_alias_is_a_definition_on_its_own_line_under_its_new_name(backend):
+    """RDoc documents an alias as a method of its own; without a definition it would have no line."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {(r["name"], r["singleton"]): (r["line"], r["signature"]) for r in records(ALIASES, flags)
+             if r["kind"] == "method"}  # fmt: skip
+    assert found == {
+        ("original", False): (2, "def original; end"),
+        ("copy", False): (3, "alias copy original"),
+        ("symbol_copy", False): (4, "alias :symbol_copy :original"),
+        ("==", False): (5, "alias == eql?"),
+        ("by_call", False): (6, "alias_method :by_call, :original"),
+        ("by_string", False): (7, 'alias_method "by_string", :original'),
+        ("build", True): (10, "def build; end"),
+        ("make", True): (11, "alias make build"),
+    }
+
+
 def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():
     done = subprocess.run(
         [shim.ruby(), *prism_flags(), str(Path(__file__).with_name("symbols_backends.rb")),

@@ -51,6 +51,7 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
     text = question["q"]
     reply = hybrid.query(bundle.conn, text, bundle.scope.gems, ruler.LIMIT, embedder, matrix)
     parts = hybrid.parse(text) or [(None, text)]
+    named = ask.named_apis(bundle, text)
     return {
         "id": question["id"],
         "split": question["split"],
@@ -59,7 +60,8 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         "search_rank": ruler.rank_of(question, searcher.search(bundle.conn, text, bundle.scope.gems, ruler.LIMIT))
         if "answers" in question else None,
         "evidence": reply.evidence,
-        "named": ask.named_apis(bundle, text),
+        "named": named,
+        "defined": ask.defined_apis(bundle, text, named),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
         "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
     }
@@ -73,13 +75,16 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
     reply = agent_forms.run(form | {"args": form["args"] | {"no_refusal": True}}, common.CORPUS)
     lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence) for kind, body in parts]
     keyword_only = form["tool"] == "search"
+    joined = " ".join(body for _, body in parts)
+    named = ask.named_apis(bundle, joined)
     return {
         "id": question["id"],
         "split": question["split"],
         "answerable": "answers" in question,
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
-        "named": ask.named_apis(bundle, " ".join(body for _, body in parts)),
+        "named": named,
+        "defined": ask.defined_apis(bundle, joined, named),
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
         "code": [terms.code_terms(body) for _, body in parts],
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
@@ -118,7 +123,8 @@ def refuses_form(read_: dict, floor: bool = True, **rules: bool | None) -> bool:
     rephrasing = read_["rephrasing"] if floor else None
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        found = {"code": read_["code"], "rephrasing": rephrasing, "guessed": read_["guessed"]}
+        found = {"code": read_["code"], "rephrasing": rephrasing, "guessed": read_["guessed"],
+                 "defined": read_["defined"]}
         judged = evidence.judge(parts, read_["named"], None, **found)
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
@@ -145,7 +151,7 @@ def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool) -> bool:
     cosine = read_["cosine"] if vectors_on else None
     question = cosine if read_["one_sentence"] else None
     part = [(None, dataclasses.replace(read_["evidence"]))]
-    return evidence.judge(part, read_["named"], cosine, bars, question=question).refused
+    return evidence.judge(part, read_["named"], cosine, bars, question=question, defined=read_["defined"]).refused
 
 
 def verbatim(read_: dict) -> bool:

@@ -46,6 +46,8 @@ RULES = {
     "size_prior": (searcher, "SIZE_POWER", 0.1, 0.0),
     "role_prior": (roles, "ROLE_WEIGHT", 0.5, 0.0),
     "exact_names_first": (searcher, "EXACT_NAMES_FIRST", True, False),
+    "whole_versions": (searcher, "WHOLE_VERSIONS", True, False),
+    "version_owners": (searcher, "VERSION_OWNERS", True, False),
 }
 
 

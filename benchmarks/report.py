@@ -341,12 +341,15 @@ def _rank_rules(r: dict) -> list[str]:
         f"Each ranking rule flipped against the shipped setting, every answerable question asked with `--no-refusal` "
         f"(dev {r['questions']['dev']}, test {r['questions']['test']} questions): `search` and `query` read the "
         "question verbatim, the agent arm runs its agent form. Each cell is rule on minus rule off, **dev / test**; a "
-        "rule ships on when it helped on dev when it was added and test agreed. Two exceptions, said plainly: "
+        "rule ships on when it helped on dev when it was added and test agreed. Three exceptions, said plainly: "
         "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
         "vendored under another namespace) and was found through a test question, with no effect on dev; "
         "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs `query` "
         f"{_dev_cost(r, 'query')} dev question(s) beside the later gem priors (the agent arm {_dev_cost(r, 'agent')}): "
-        "its dev verdict has turned since, and it stays on only until a rule replaces it, said here.",
+        "where it costs, its dev verdict has turned since, and it stays on only until a rule replaces it, said here; "
+        "`version_owners` ties a version to the gem named before it, from an agent trial (\"Faraday 1.1.0\" "
+        "ranked minitest's and rbs' 1.1.0 notes first): no ruler question names a gem before a version another "
+        "gem's titles hold, so it moves nothing here.",
         "",
         "| rule | arm | Δ hit@1 | Δ MRR | shipped |",
         "|---|---|---:|---:|---|",

@@ -24,7 +24,7 @@ import agent_forms  # noqa: E402
 import common  # noqa: E402
 import questions  # noqa: E402
 
-from gemdoc import ask, embed, indexer, models, paths, project, render, store, vectors  # noqa: E402
+from gemdoc import ask, cleanup, embed, indexer, models, paths, project, render, store, vectors  # noqa: E402
 from gemdoc import search as searcher  # noqa: E402
 from gemdoc.encoder import Embedder  # noqa: E402
 
@@ -256,6 +256,7 @@ def build(corpus: str, embed_with: Path | None = None) -> Path:
         common.ensure_debian_packages()
     common.ensure_locked(project_dir)
     indexer.index_project(project_dir, scope="all", rebuild=True)
+    cleanup.collect()  # a rebuild leaves the previous extractor's entries: store-wide rarity would count them twice
     if embed_with:
         os.environ["GEMDOC_MODEL_DIR"] = str(embed_with)
         embed.embed_project(project_dir.resolve())

@@ -55,6 +55,8 @@ class Reply:
 
 
 NEAREST = 3  # the rejected candidates a refusal names
+PLAIN_WORD = re.compile(r"[a-z][a-z0-9]*[?!]?")  # ``normalizes``: search.py reads it as a word, not a name
+ELSEWHERE = 3  # the entries under other owners a note on a missing name points at (_elsewhere)
 API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}|^[A-Z]\w+/[A-Z]\w+$")
 
 
@@ -121,7 +123,8 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     notes += project.outside(bundle.scope, text)
     found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
-    judged = evidence.judge([(None, found.evidence)], named_apis(bundle, text), None)
+    named = named_apis(bundle, text)
+    judged = evidence.judge([(None, found.evidence)], named, None, defined=defined_apis(bundle, text, named))
     return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
@@ -145,13 +148,14 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
         lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence)
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
+    defined = defined_apis(bundle, " ".join(body for _, body in parts), named)
     code = [q.code_terms(body) for _, body in parts]
     vectors_on = embedder is not None and matrix is not None
     floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
     guessed = guessed_names(bundle, parts) if vectors_on else []  # without vectors nothing near can spare them
     asked = nearest_cosine(parts, embedder, matrix) if floor and _one_sentence(parts) else None
-    found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked}
+    found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked, "defined": defined}
     judged = evidence.judge(lexical, named, None, **found)
     if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed):
         cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)
@@ -190,6 +194,12 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
         if entries:
             found.append(word if "/" not in word or _cops(bundle.conn, entries) else word.replace("/", "::"))
     return found
+
+
+def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:
+    """The words of ``text`` that name a method no entry documents but the bundle's source defines
+    (``Pundit#verify_authorized``, private: definition); ``named``: the documented ones, not looked up again."""
+    return [word for word in api_words(text) if word not in named and definition(bundle, word)]
 
 
 def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[str]:
@@ -238,24 +248,27 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
     return []
 
 
-def unnamed(bundle: Bundle, text: str, named: list[str], refused: bool = False) -> list[str]:
+def unnamed(bundle: Bundle, text: str, refused: bool = False) -> list[str]:
     """Notes on the APIs the query asks for that the bundle does not document: a query that is one
     API name, written as code, or the names of a typed query's ``lex:`` parts. Undocumented is no
-    entry bearing the name (``named``: named_apis, already looked up), none where RDoc files it, and
-    no passage writing it (``allow_forgery_protection``). A name the source defines all the same
-    (``:nodoc:``, private) gets a note pointing there, even on a ``refused`` reply; the rest, when
-    there are results, a note that these versions document no API by that name: the results then only
-    share the name's words, and an agent should not take the first for the API asked about. A name
-    the docs write (an option, ``max_attempts``) gets no note: the results hold it. Undocumented, not
-    absent: a method defined in C or by metaprogramming can lack docs. Under ``--gem`` the note names
-    that gem: another gem of the bundle may document the name."""
+    entry bearing the name, none where RDoc files it, and no passage writing it
+    (``allow_forgery_protection``). A name the source defines all the same (``:nodoc:``, private)
+    gets a note pointing there; the rest a note that these versions document no API by that name:
+    the results then only share the name's words, and an agent should not take the first for the API
+    asked about; on a ``refused`` reply it says what the refusal's diagnosis cannot (which name is
+    missing). A name the docs write (an option, ``max_attempts``) gets no note: the results hold it.
+    Undocumented, not absent: a method defined in C or by metaprogramming can lack docs. Under
+    ``--gem`` the note names that gem: another gem of the bundle may document the name. A query of
+    one plain word (``normalizes``) is checked as a method or class name (plain_unnamed)."""
     parts = hybrid.parse(text)
     typed = any(kind for kind, _ in parts)
-    asked = lex_words(parts) if typed else _one_name(text, named)
+    if not typed and PLAIN_WORD.fullmatch(text.strip().strip("`")):
+        return plain_unnamed(bundle, text.strip().strip("`"), refused)
+    asked = lex_words(parts) if typed else _one_name(text)
     if not asked:
         return []  # a question in words, the common case, costs no store look-up
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    missing = [w for w in asked if w not in named and not _documented(bundle.conn, w, scope, exact=True)]
+    missing = [w for w in asked if not _documented(bundle.conn, w, scope, exact=True)]
     places: dict[tuple, tuple[dict, list[str]]] = {}
     for word in missing:
         if found := definition(bundle, word):
@@ -263,16 +276,44 @@ def unnamed(bundle: Bundle, text: str, named: list[str], refused: bool = False) 
     lead = "lex: " if typed else ""
     notes = [lead + _defined(words, found) for found, words in places.values()]
     missing = [w for w in missing if not any(w in words for _, words in places.values())]
-    if missing and not refused:
-        tail = "" if typed else ": the results only share its words"
-        notes.append(f"{lead}{_whose(bundle)} no API named {', '.join(missing)}{tail}")
+    if missing:
+        tail = "" if typed or refused else ": the results only share its words"
+        names = ", ".join(w + _elsewhere(bundle, w, scope) for w in missing)
+        notes.append(f"{lead}{_whose(bundle)} no API named {names}{tail}")
     return notes
 
 
-def _one_name(text: str, named: list[str]) -> list[str]:
-    """The query as an API name when it is one, written as code, that no entry bears."""
+def _elsewhere(bundle: Bundle, word: str, scope: searcher.Scope) -> str:
+    """Where the bundle documents the method a full name guesses at under another owner of the same
+    namespace (``WebMock::API#disable_net_connect!`` is ``WebMock::disable_net_connect!``), as a
+    parenthesis for the note; empty when it documents none there."""
+    match = searcher.METHOD_NAME.match(word)
+    if not match:
+        return ""
+    root = re.compile(re.escape(re.split(r"::|#|\.", match[1])[0]) + r"(?:::|#)")
+    titles = [t for r, t, _ in searcher.ri_entries(bundle.conn, match[2].lower()) if r in scope and root.match(t)]
+    near = list(dict.fromkeys(titles))[:ELSEWHERE]
+    return f" (documented: {', '.join(near)})" if near else ""
+
+
+def plain_unnamed(bundle: Bundle, word: str, refused: bool) -> list[str]:
+    """The note for a query of one plain word that no method, class or module of the bundle is named
+    and no source defines: an agent checking whether ``normalizes`` exists (a refusal's hint says to
+    ``gemdoc search NAME``) learns that the results are passages using the word, not that API."""
+    scope = searcher.Scope(bundle.conn, bundle.scope.gems)
+    spellings = dict.fromkeys((word, word.rstrip("?!")))  # ``valid?`` as a name, or a word ending a question
+    if any(r in scope for spelling in spellings for r, _, _ in searcher.ri_entries(bundle.conn, spelling)):
+        return []
+    if found := definition(bundle, word):
+        return [_defined([word], found)]
+    tail = "" if refused else ": the results only use the word"
+    return [f"{_whose(bundle)} no method, class or module named {word}{tail}"]
+
+
+def _one_name(text: str) -> list[str]:
+    """The query as an API name when it is one, written as code."""
     word = text.strip().strip("`")
-    if named or not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
+    if not API_WORD.search(word) or q.identifier(word.replace("/", "::")) is None:
         return []
     return [word]
 
@@ -335,7 +376,7 @@ def _finish(reply: Reply, options: Options) -> Reply:
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
     if reply.hits or reply.refused:  # a reply --min-score emptied says nothing of names
-        reply.notes += unnamed(reply.bundle, reply.query, reply.evidence.named, refused=not reply.hits)
+        reply.notes += unnamed(reply.bundle, reply.query, refused=not reply.hits)
     if options.explain and reply.hits and reply.plan:
         reply.explain = searcher.explain(reply.bundle.conn, reply.plan, reply.hits)
     return reply

@@ -5,7 +5,9 @@ Each typed part of a query (``lex:``, ``vec:``, ``hyde:``, or the untyped text) 
 and the question has evidence when any part has:
 
 - an API named in the part (``Rack::Builder#map``, ``WhereChain``, ``Style/StringLiterals``) that the
-  bundle documents is evidence by itself;
+  bundle documents is evidence by itself, and so is a method its source defines without docs
+  (``:nodoc:``, private), whose words then weigh nothing as missing terms; only a documented one is
+  ever specific (below);
 - coverage: the share of the part's distinctive terms (not stopwords, not used by the store
   everywhere) that occur in the bundle, where a missing term weighs by how rare it is in general
   English (data/word_frequencies.txt): a missing "tomorrow" or "payments" says little, a missing
@@ -69,7 +71,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gemdoc.terms import SPECIFIC_API
+from gemdoc.terms import SPECIFIC_API, TERM
 
 WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.txt"
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
@@ -159,6 +161,7 @@ class Evidence:
     exact: bool = False  # an API named exactly in the question exists in the bundle
     any_in_bundle: bool = False
     named: list[str] = field(default_factory=list)  # APIs named in some part that the bundle documents
+    defined: list[str] = field(default_factory=list)  # methods named that its source defines without docs
     cosine: float | None = None  # the nearest chunk's cosine, when vectors exist
     parts: list[dict] = field(default_factory=list)  # each typed part's own judgement, when several
     nearest: list[str] = field(default_factory=list)  # the candidates a refusal rejected
@@ -254,7 +257,7 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 def judge(
     parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
     code: Sequence[Collection[str]] = (), rephrasing: float | None = None, guessed: Collection[str] = (),
-    question: float | None = None,
+    question: float | None = None, defined: Collection[str] = (),
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: each
@@ -262,15 +265,18 @@ def judge(
     the ``vec:`` part, which refuses below REPHRASING_FLOOR unless a specific API is named (``specific``);
     ``guessed``: the ``lex:`` part's API names when the bundle documents none (ask.guessed_names),
     which refuse unless ``cosine`` reaches GUESSED_NAMES_NEAR or a specific API is named; ``question``:
-    the nearest chunk's cosine to a one-sentence question asked alone, refused below QUESTION_FLOOR."""
+    the nearest chunk's cosine to a one-sentence question asked alone, refused below QUESTION_FLOOR;
+    ``defined``: methods named that the source defines without docs (ask.defined_apis), evidence as
+    a documented API is, but never a specific one: a hidden method is no proof the docs cover the question."""
+    _name_words_are_no_subject(parts, [*named, *defined])
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]
     best = passing[0] if passing else max((ev for _, ev in judged), key=lambda e: (e.coverage, e.concentration))
-    best.named, best.cosine = named, cosine
+    best.named, best.defined, best.cosine = named, list(defined), cosine
     if len(judged) > 1:
         best.parts = [{"part": kind or "text", "reason": ev.reason, "coverage": round(ev.coverage, 4),
                        "concentration": round(ev.concentration, 4)} for kind, ev in judged]  # fmt: skip
-    if named or (cosine is not None and cosine >= bars.min_cosine):
+    if named or defined or (cosine is not None and cosine >= bars.min_cosine):
         best.reason = None
     best.absent = absent_subjects([ev for _, ev in judged], bars)
     documented = named or any(ev.exact for _, ev in judged)  # ``lex: Nokogiri``: a class named exactly
@@ -293,6 +299,15 @@ def judge(
     if rephrasing is not None and rephrasing < REPHRASING_FLOOR and not (SPECIFIC_API_RULE and specific(named)):
         best.reason = "nothing_near_the_rephrasing"
     return best
+
+
+def _name_words_are_no_subject(parts: list[tuple[str | None, Evidence]], named: list[str]) -> None:
+    """The words of an API the bundle has (``named``) weigh nothing when its docs never use them: a
+    method the source defines without docs (``Pundit#verify_authorized``, "verify") is no absent
+    subject; they weigh as the user's own names do (``own``)."""
+    words = {t for name in named for t in TERM.findall(name.lower())}
+    for _, found in parts:
+        found.own = list(dict.fromkeys([*found.own, *(t for t in found.distinctive if t in words)]))
 
 
 def specific(named: list[str]) -> bool:

@@ -154,7 +154,7 @@ def one_per_api(conn: sqlite3.Connection, rows: list[int]) -> list[int]:
 def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
     """The entries of the bundle one word of a ``lex:`` part names."""
     if BARE_METHOD.match(word):
-        return [r for r, _, _ in searcher._ri_entries(conn, word.lower()) if r in scope]
+        return [r for r, _, _ in searcher.ri_entries(conn, word.lower()) if r in scope]
     ident = terms.identifier(word.replace("/", "::")) if QUALIFIED.search(word) else None
     if ident is None:
         return []

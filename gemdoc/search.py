@@ -13,7 +13,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
 - coverage: a chunk's score is scaled by the share of the question's rarity it
   holds, so one rare word in a short signature cannot beat a passage that
   holds most of the question;
-- a version number in the question is matched as a phrase, and an identifier
+- a version number in the question puts first the chunks whose title holds it as a whole version
+  (not "0.6.1" for "Rails 6.1"), after a gem's name only that gem's and its release train's; an identifier
   query (``Hash#dig``) puts its exact API entry first; an API named inside a longer
   question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
 - priors on the candidates: an ri entry without a comment (a bare signature) counts
@@ -58,6 +59,8 @@ LOCKED_RELEASE_FACTOR = 3.0  # "since upgrading...": the change notes of the ver
 UPGRADE = re.compile(
     r"\b(?:upgrad\w*|bump\w*|since|changelog|releases?|changed|new in|now on|locked|deprecat\w*)\b", re.I
 )
+WHOLE_VERSIONS = True  # a version asked matches a title's whole version, not its tail (_boost_versions)
+VERSION_OWNERS = True  # ...and, after a gem's name, only that gem's (and its release train's) titles
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 SIZE_POWER = 0.1  # 0: off. On dev alone 0.05 / 0.1 / 0.2 gave hit@1 0.376 / 0.399 / 0.382; test agreed (rank_rules.py)
@@ -231,7 +234,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
     found = _assess(p, in_bundle, held, exact=any(named.values()), own=own)
     _weigh_named(conn, q.named_in(text), scores)
     phrases = q.versions(text)
-    _boost_versions(conn, phrases, scope, scores, top)
+    _boost_versions(conn, q.owned_versions(text), scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))
     release = LOCKED_RELEASE_FACTOR != 1.0 and bool(UPGRADE.search(text))
     hits = _with_priors(fetch(conn, best, scores, matched), bool(phrases) or release, p, release)
@@ -356,13 +359,37 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
     return scores, matched, max((rarity[r] for r in scores), default=0.0)
 
 
-def _boost_versions(conn: sqlite3.Connection, phrases: list[str], scope: Scope, scores: dict, top: float) -> None:
-    """A version number is an identifier: chunks whose title holds it as a phrase come first."""
-    for phrase in phrases:
-        rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])
-        for (rowid,) in rows:
-            if rowid in scope:
+def _boost_versions(conn: sqlite3.Connection, owned: list[tuple[str, str]], scope: Scope, scores: dict,
+                    top: float) -> None:
+    """A version number is an identifier: chunks whose title holds it come first. As a whole version
+    or the series it opens ("6.1" in "6.1.4"), not the tail of another (rake's "0.6.1" for "Rails 6.1");
+    and when the word before it names a gem of the bundle, only in that gem's docs (version_owners)."""
+    for phrase, word in owned:
+        rows = conn.execute("SELECT c.id, c.title, c.gem FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                            "WHERE chunks_fts MATCH ?", [f"title:{q.quote(phrase)}"])  # fmt: skip
+        whole = version_in_title(phrase)
+        owners = version_owners(conn, word, scope) if VERSION_OWNERS else set()
+        for rowid, title, gem in rows:
+            if rowid in scope and (not WHOLE_VERSIONS or whole.search(title.lower())) and (not owners or gem in owners):
                 scores[rowid] = scores.get(rowid, 0.0) + NAME_BONUS * top
+
+
+def version_owners(conn: sqlite3.Connection, word: str, scope: Scope) -> set[str]:
+    """The gems a version number written after ``word`` is a version of, when ``word`` names a gem of the
+    bundle: that gem and every gem it locks at the same version ("Rails 6.1": rails and its
+    frameworks, released together). Empty when ``word`` names none: the version may be any gem's."""
+    if not word:
+        return set()
+    marks = ",".join("?" * len(scope.entries))
+    rows = conn.execute(f"SELECT name, version FROM gems WHERE id IN ({marks})", list(scope.entries)).fetchall()
+    named = {version for name, version in rows if re.sub(r"[-_]", "", name.lower()) == word}
+    return {name for name, version in rows if version in named}
+
+
+def version_in_title(phrase: str) -> re.Pattern:
+    """A version (terms.versions' phrase, ``6 1``) written in a lower-cased title: not after a digit or
+    a dot, and not followed by more digits ("6.1" is in "rails 6.1.4" and "v6.1", not in "0.6.1" or "16.1")."""
+    return re.compile(r"(?<![\d.])" + r"[.\-]".join(map(re.escape, phrase.split())) + r"(?!\d)")
 
 
 def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None:
@@ -389,7 +416,7 @@ def _boost_identifier(
     """An API named exactly comes first; a documented entry before an empty reopening of it.
     Returns the boosted chunks, each with whether it is the API under exactly the name asked."""
     named = {}
-    for rowid, title, documented in _ri_entries(conn, ident.name):
+    for rowid, title, documented in ri_entries(conn, ident.name):
         if rowid in scope:
             named[rowid] = title in ident.full_names
             bonus = EXACT_BONUS if named[rowid] else NAME_BONUS
@@ -406,7 +433,7 @@ def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Containe
     some entry bears exactly names that entry, not a copy under another namespace
     (``Rack::Builder#map`` is not Puma's vendored ``Puma::Rack::Builder#map``)."""
     suffixes = tuple(f"{sep}{spelling}" for spelling in ident.full_names for sep in ("::", "#"))
-    rows = [(r, title) for r, title, _ in _ri_entries(conn, ident.name) if r in among]
+    rows = [(r, title) for r, title, _ in ri_entries(conn, ident.name) if r in among]
     exact = [r for r, title in rows if title in ident.full_names]
     if exact and EXACT_NAMES_FIRST:
         return exact
@@ -428,7 +455,7 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
         return []
     constructor = match[2] == "initialize"
     owner, method = match[1], "new" if constructor else match[2]
-    rows = [(r, title) for r, title, _ in _ri_entries(conn, method.lower()) if r in among]
+    rows = [(r, title) for r, title, _ in ri_entries(conn, method.lower()) if r in among]
     same_owner = [r for r, title in rows if title in (f"{owner}#{method}", f"{owner}::{method}")]
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
@@ -436,7 +463,7 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     return [r for r, title in rows if inner.fullmatch(title)]
 
 
-def _ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:
+def ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:
     """Every API entry with this short name: id, full name, and whether it has a comment."""
     return conn.execute("SELECT id, title, body != '' FROM chunks WHERE name = ? AND source_type = 'ri'", [name]).fetchall()
 

@@ -115,8 +115,19 @@ def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) ->
         for r in every if r[2] == "failed"
     ]  # fmt: skip
     info["skipped"] = [{"gem": r[0], "version": r[1], "reason": r[7]} for r in every if r[2] == "skipped"]
+    complete = [entry for entry, state in scope.entries.values() if state == "complete"]
+    info["api_docs_only"] = _api_docs_only(conn, complete)
     info["vectors"] = vectors.embedded(conn, scope.gems)
     info["vector_model"] = vectors.stored_identity(conn) or None
+
+
+def _api_docs_only(conn: sqlite3.Connection, entries: list[int]) -> list[str]:
+    """The gems (``name version``) with no prose: no README, guide, doc/ file or changelog, only RDoc's
+    API entries (Debian's ruby-* packages ship lib/ alone). Each entry's chunks are one id range."""
+    sql = ("SELECT g.name || ' ' || g.version FROM gems g WHERE g.id = ? AND NOT EXISTS (SELECT 1 FROM chunks c "
+           "WHERE c.id BETWEEN g.first_id AND g.last_id AND c.source_type != 'ri')")
+    found = (conn.execute(sql, [entry]).fetchone() for entry in entries)
+    return sorted(row[0] for row in found if row)
 
 
 def _next(info: dict) -> str | None:
@@ -126,6 +137,9 @@ def _next(info: dict) -> str | None:
         return "gemdoc index"
     commands = [g["next"] for g in info.get("not_indexed", [])]
     return min(commands, key=len) if commands else None  # `gemdoc index` before an install
+
+
+API_ONLY_SHOWN = 8  # the gems without prose the text names; --json lists them all
 
 
 def text(info: dict) -> str:
@@ -172,6 +186,13 @@ def _project_lines(info: dict) -> list[str]:
         lines.append(f"vectors:   {info['vectors']}/{info['bundle_chunks']} chunks{waiting} · {info['vector_model']}")
     else:
         lines.append("vectors:   none (keyword search only); `gemdoc embed` adds semantic search")
+    if info["api_docs_only"]:
+        gems = info["api_docs_only"]
+        more = len(gems) - API_ONLY_SHOWN
+        shown = ", ".join(gems[:API_ONLY_SHOWN]) + (f" and {more} more" if more > 0 else "")
+        count = f"{len(gems)} gem" + ("s" if len(gems) > 1 else "")
+        lines.append(f"prose:     none for {count}, API docs only (no README, guides or changelog in the package): "
+                     + shown)
     for failure in info["failures"]:
         lines.append(f"failed:    {failure['gem']} {failure['version']}: {failure['reason']} · next: `{failure['next']}`")
     for skipped in info["skipped"]:

@@ -112,6 +112,18 @@ def versions(text: str) -> list[str]:
     return list(dict.fromkeys(" ".join(TERM.findall(v.lower())) for v in found))
 
 
+def owned_versions(text: str) -> list[tuple[str, str]]:
+    """Each version number of a query (as ``versions``' phrase) with the word just before it, lower-cased
+    and without ``-`` or ``_`` (``rails`` of "Rails 6.1", ``testunit`` of "test-unit 3.5.3")."""
+    text = text[:MAX_QUERY_CHARS]
+    found = []
+    for match in VERSION.finditer(text):
+        before = re.search(r"([\w-]+)\s+$", text[: match.start()])
+        word = re.sub(r"[-_]", "", before[1].lower()) if before else ""
+        found.append((" ".join(TERM.findall(match[0].lower())), word))
+    return list(dict.fromkeys(found))
+
+
 def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 

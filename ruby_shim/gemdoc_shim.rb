@@ -317,9 +317,26 @@ module GemdocShim
 
       doc = comment.respond_to?(:parse) ? comment.parse : comment
       doc = RDoc::Markup.parse(doc.to_s) unless doc.is_a?(RDoc::Markup::Document)
-      doc.accept(@markdown).strip
+      cross_references(doc.accept(@markdown).strip)
     rescue StandardError
       comment.to_s.strip
+    end
+
+    # ToMarkdown writes a cross-reference as a link to "rdoc-ref:Target", which no reader
+    # follows, hard-wrapped inside the target too ("#establis\nh_connection"), or leaves RDoc's own
+    # "{label}[rdoc-ref:Target]" as it is: "[match](rdoc-ref:Base#match)" reads as "Base#match",
+    # "{its docs}[rdoc-ref:Mail]" as "its docs (Mail)", and a label that is a name itself
+    # ("[Base.establish_connection](rdoc-ref:ConnectionHandling#establish_connection)") as that name.
+    CROSS_REFERENCE = /\[([^\]]*)\]\(rdoc-ref:([^)]+)\)|\{([^}]*)\}\[rdoc-ref:([^\]]+)\]/
+
+    def cross_references(text)
+      text.gsub(CROSS_REFERENCE) do
+        match = Regexp.last_match
+        label, target = (match[1] || match[3]).gsub(/\s+/, " "), (match[2] || match[4]).gsub(/\s+/, "")
+        next target if target.end_with?(label)
+
+        label.include?(" ") ? "#{label} (#{target})" : label
+      end
     end
   end
 

@@ -211,3 +211,25 @@ def test_mcp_without_the_package_is_one_line(tmp_path):
     code = "import sys; sys.modules['mcp'] = None; from gemdoc.cli import main; main()"
     done = subprocess.run([sys.executable, "-c", code, "mcp"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.strip() == "gemdoc: `gemdoc mcp` needs the mcp package: pip install 'gemdoc[mcp]'"
+
+
+def test_status_names_the_gems_with_api_docs_only(tmp_path):
+    """A gem whose package ships no README, guides or changelog (Debian's ruby-* packages) can answer only
+    from its API docs: status says which, in text and JSON; a gem with prose is not listed."""
+    from gemdoc import status
+
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "Gemfile.lock").write_text("GEM\n  specs:\n    bare (1.0.0)\n    told (2.0.0)\n\nDEPENDENCIES\n  bare\n  told\n")
+    api = [Chunk("ri", f"Bare#m{i}", f"Bare#m{i}", "A method.", "bare.rb", i, "", "method", f"m{i}") for i in range(3)]
+    prose = [Chunk("readme", "Told > Usage", "Told > Usage", "How to use it.", "README.md", 1, kind="section")]
+    writer = Writer(paths.store_path())
+    entries = [writer.replace_gem(GemRecord(name, version, str(tmp_path), "gem", "d", "complete"), chunks)[1]
+               for name, version, chunks in (("bare", "1.0.0", api), ("told", "2.0.0", api + prose))]  # fmt: skip
+    writer.record_project(str(app.resolve()), lockfile.load(app / "Gemfile.lock").sha256, "direct",
+                          [("bare", "1.0.0"), ("told", "2.0.0")], entries, True)  # fmt: skip
+    writer.close()
+    info = status.gather(app.resolve())
+    assert info["api_docs_only"] == ["bare 1.0.0"], info
+    assert "prose:     none for 1 gem, API docs only (no README, guides or changelog in the package): bare 1.0.0" in \
+        status.text(info).splitlines()

@@ -349,7 +349,8 @@ def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
     begins (``Retry#retry`` of ``Retry#retry_on``) or its words in prose ("the given error") are not
     it; an attribute's writer documents its name. A typed query's lex: names the bundle lacks get the
     same note, so an agent does not take a later result for them; a reply that --min-score empties
-    gets none."""
+    gets none, a refused one gets it without the results' tail. One plain word is checked as a method,
+    class or module name (a refusal's hint says to check a name with search)."""
     option = Chunk("readme", "Retrier > Options", "Retrier > Options", "Pass max_attempts: 3 to stop after three tries.",
                    "README.md", 3)  # fmt: skip
     writer = Chunk("ri", "Retry#max_tries=", "Retry#max_tries=", "Sets how many tries a job gets.", "lib/retry.rb", 3,
@@ -367,8 +368,15 @@ def test_a_query_naming_an_api_the_bundle_lacks_says_so(tmp_path, monkeypatch):
         assert reply(command, "-C", str(project), "max_tries")["notes"] == []  # its writer is documented
         for unwritten in ("given_error", "Retry#retry", "Retry#on"):
             data = reply(command, "-C", str(project), unwritten)
-            assert data["notes"] or data["refused"] and not data["results"], (command, unwritten)  # a refusal says more
-            assert command == "query" or data["notes"], unwritten
+            assert data["notes"] == [f"these gem versions document no API named {unwritten}"
+                                     + ("" if data["refused"] else ": the results only share its words")], data
+        word = "these gem versions document no method, class or module named tries: the results only use the word"
+        assert reply(command, "-C", str(project), "tries")["notes"] == [word]  # one plain word, checked as a name
+        for named in ("push", "push?"):  # Queue#push; a word ending a question
+            assert reply(command, "-C", str(project), named)["notes"] == [], named
+        moved = reply(command, "-C", str(project), "Retry::Jobs#retry_on")["notes"]  # under another owner
+        assert moved == ["these gem versions document no API named Retry::Jobs#retry_on (documented: Retry#retry_on)"
+                         ": the results only share its words"], moved
     typed = "how do I retry a job when an error is raised\nlex: Retry#retry_on Retry#retry_forever Retry#retry"
     assert reply("query", "-C", str(project), typed + "\nlex: Retry#retry_forever")["notes"] == [
         "lex: these gem versions document no API named Retry#retry_forever, Retry#retry"]  # not to be trusted, once each

@@ -59,7 +59,10 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert frob["signature"] == "frobnicate(level = 1)" and "sprocket" in frob["body"]
     assert by_title["GemdocFixture::Widget::build"]["line"] == 8
     assert by_title["GemdocFixture::Widget::new"]["line"] == 12  # ::new is located at #initialize
-    assert by_title["GemdocFixture::Widget#polish"]["line"] == 30  # the define_method call itself
+    polish = by_title["GemdocFixture::Widget#polish"]
+    assert polish["line"] == 30  # the define_method call itself
+    assert "rdoc-ref" not in polish["body"] and "as GemdocFixture::Widget#frobnicate spins" in " ".join(
+        polish["body"].split())  # a cross-reference reads as its target
     assert by_title["GemdocFixture::Widget#phantom_gear"]["line"] is None  # never a neighbour's line
     assert by_title["GemdocFixture::Widget#label"]["line"] == 5  # attr_accessor
     widget = by_title["GemdocFixture::Widget"]  # also reopened in testing.rb (listed first) under a rubocop directive
@@ -110,6 +113,9 @@ def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_miss
     notes = json.loads(typed.stdout)["notes"]
     assert notes[0].startswith("lex: sprocket_count: no docs") and "widget.rb#L36" in notes[0]
     assert notes[1] == "lex: these gem versions document no API named Foo#nope"
+    for name in ("reset_cadence", "GemdocFixture::Widget#reset_cadence"):  # defined: evidence, not refused
+        alone = json.loads(gemdoc("search", "-C", str(fixture_project), "--json", name, env=ruby_env).stdout)
+        assert not alone["refused"] and alone["notes"][0].startswith(f"{name}: no docs"), alone
     bare = gemdoc("search", "-C", str(fixture_project), "GemdocFixture::Widget::new", "-n", "1", env=ruby_env)
     assert "widget.rb:12" in bare.stdout and "(no prose: `gemdoc show URI --source`" in bare.stdout  # no comment
     shown = gemdoc("show", "-C", str(fixture_project), where, "--source", env=ruby_env)

@@ -304,3 +304,37 @@ def test_a_full_name_names_its_own_entry_not_a_vendored_copy(two_gems, monkeypat
     assert first == "Web::Builder#map"
     monkeypatch.setattr(searcher, "EXACT_NAMES_FIRST", False)
     assert hybrid.query(two_gems.conn, text, two_gems.scope.gems, 3).hits[0].title == "Pags::Web::Builder#map"
+
+
+def test_a_version_asked_is_a_whole_version_of_the_gem_named_before_it(tmp_path):
+    """"Rails 6.1" is no version of rake (whose notes hold 0.6.1), and "faraday 1.1.0" none of minitest
+    (whose notes hold 1.1.0): a version matches a title's whole version or the series it opens, and
+    after a gem's name only that gem's titles and those of gems locked at its version (a release train)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    locked = [("train", "6.1.4"), ("train-parts", "6.1.4"), ("tool", "13.0.6")]
+    (app / "Gemfile.lock").write_text("GEM\n  specs:\n" + "".join(f"    {n} ({v})\n" for n, v in locked)
+                                      + "\nDEPENDENCIES\n  train\n  tool\n")  # fmt: skip
+    notes = {"train": ["6.1.4", "6.0.0"], "train-parts": ["6.1.0"], "tool": ["0.6.1", "16.1.0", "6.1.0"]}
+    writer = Writer(paths.store_path())
+    entries = []
+    for name, version in locked:
+        chunks = [Chunk("changelog", f"History > {v}", f"History > {v}", f"Release {v} of {name}: fixes and changes.",
+                        "History.md", n * 10, kind="section") for n, v in enumerate(notes[name], start=1)]
+        chunks += [Chunk("ri", f"Filler{name}#m{i}", f"Filler{name}#m{i}", f"Filler method {i}.", "lib/f.rb", i, "",
+                         "method", f"m{i}") for i in range(30)]  # fmt: skip
+        entries.append(writer.replace_gem(GemRecord(name, version, str(tmp_path), "gem", "d", "complete"), chunks)[1])
+    writer.record_project(str(app), lockfile.load(app / "Gemfile.lock").sha256, "direct", locked, entries, True)
+    writer.close()
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(Path(app))
+
+    def firsts(text: str) -> list[tuple[str, str]]:
+        hits = searcher.search(bundle.conn, text, bundle.scope.gems, 10)
+        return [(h.gem, h.title) for h in hits if h.source_type == "changelog"][:2]  # the boosted come first
+
+    train = {("train", "History > 6.1.4"), ("train-parts", "History > 6.1.0")}
+    assert set(firsts("what changed in Train 6.1")) == train
+    assert set(firsts("what changed in 6.1")) < {("train", "History > 6.1.4"), ("train-parts", "History > 6.1.0"),
+                                                 ("tool", "History > 6.1.0")}  # fmt: skip

@@ -149,3 +149,16 @@ def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_ge
     assert report["backend"] == "prism"
     assert report["files"] > 200 and report["records"] > 4_000
     assert report["differing"] == []
+
+
+def test_a_cross_reference_reads_as_its_target():
+    """RDoc's Markdown for a cross-reference is a link to ``rdoc-ref:``, its target hard-wrapped where the
+    line is long (Rails' ``#establis`` / ``h_connection``): it is written as the API it names, whole, so
+    that search finds ``establish_connection``."""
+    text = ("See [match](rdoc-ref:Base#match), [its\ndocs](rdoc-ref:Mail), {spin}[rdoc-ref:Widget#spin] and\n"
+            "[Base.establish_connection](rdoc-ref:ConnectionHandling#establis\nh_connection); [a](https://a.b).")
+    script = "require 'rdoc'; puts GemdocShim::RiReader.allocate.send(:cross_references, $stdin.read)"
+    done = subprocess.run(["ruby", "-r", str(shim.script()), "-e", script], input=text,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout == ("See Base#match, its docs (Mail), Widget#spin and\nBase.establish_connection; "
+                           "[a](https://a.b).\n")

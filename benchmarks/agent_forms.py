@@ -3,6 +3,7 @@
     python benchmarks/agent_forms.py prompt ID [ID ...]   # the exact prompt a fresh helper gets
     python benchmarks/agent_forms.py assemble REPLY ID [ID ...]   # its reply (forms by label) as forms by id
     python benchmarks/agent_forms.py deal DIR N   # every question, shuffled, dealt into N prompts in DIR
+    python benchmarks/agent_forms.py collect DIR   # the replies (reply-K.yaml) in DIR as benchmarks/agent_forms.yaml
 
 benchmarks/agent_forms.yaml holds the forms:
 
@@ -157,17 +158,62 @@ def deal(folder: Path, helpers: int) -> None:
         (folder / f"ids-{k + 1}.txt").write_text(" ".join(group) + "\n")
 
 
+HEADER = """\
+# Agent forms (issue #14 item 1): for each ruler question, the one invocation a fresh helper wrote from
+# `python benchmarks/agent_forms.py prompt IDS` alone (SKILL.md, the bundle's gem list, the questions under
+# opaque labels; never the answers). {count} questions in {prompts} prompts (`agent_forms.py deal DIR {prompts}`: ids
+# shuffled with random.Random(7) and dealt round-robin), one fresh helper per prompt, each writing reply-K.yaml;
+# `agent_forms.py collect DIR` maps each reply's labels back to ids and wrote this file.
+# Regenerate whenever gemdoc/SKILL.md changes: load() refuses forms of another SKILL.md.
+"""
+
+
+def collect(folder: Path, target: Path = FORMS, skill: Path = SKILL) -> int:
+    """Every dealt prompt's reply in ``folder`` (``reply-K.yaml`` beside ``ids-K.txt``) as the forms file,
+    stamped with ``skill``'s hash; StaleForms naming every prompt whose reply is missing or malformed,
+    so that only those prompts go to fresh helpers again. Returns the number of forms written."""
+    dealt = sorted(folder.glob("ids-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
+    if not dealt:
+        raise StaleForms(f"no prompts dealt in {folder}: run `agent_forms.py deal {folder} N` first")
+    forms, wrong = {}, []
+    for ids_file in dealt:
+        reply = folder / f"reply-{ids_file.stem.split('-')[1]}.yaml"
+        if not reply.exists():
+            wrong.append(f"{reply.name}: missing")
+            continue
+        try:
+            got = assemble(ids_file.read_text().split(), yaml.safe_load(reply.read_text()) or {})
+            for qid, form in got.items():
+                _check(qid, form)
+        except (OSError, yaml.YAMLError, StaleForms, AttributeError) as error:
+            wrong.append(f"{reply.name}: {str(error).splitlines()[0]}")
+            continue
+        forms |= got
+    if wrong:
+        raise StaleForms(f"{len(wrong)} of {len(dealt)} replies missing or malformed (give their prompt-K.txt to "
+                         "fresh helpers again): " + "; ".join(wrong))
+    body = yaml.safe_dump({"skill_sha256": skill_sha256(skill), "forms": forms}, sort_keys=False, allow_unicode=True,
+                          width=1000)  # fmt: skip
+    target.write_text(HEADER.format(count=len(forms), prompts=len(dealt)) + body)
+    return len(forms)
+
+
 def main() -> None:
     if len(sys.argv) >= 3 and sys.argv[1] == "prompt":
         print(prompt(sys.argv[2:]))
     elif len(sys.argv) == 4 and sys.argv[1] == "deal":
         deal(Path(sys.argv[2]), int(sys.argv[3]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "collect":
+        try:
+            print(f"{collect(Path(sys.argv[2]))} forms written to {FORMS}")
+        except StaleForms as error:
+            raise SystemExit(str(error)) from None
     elif len(sys.argv) >= 4 and sys.argv[1] == "assemble":
         forms = assemble(sys.argv[3:], yaml.safe_load(Path(sys.argv[2]).read_text()))
         print(yaml.safe_dump({"forms": forms}, sort_keys=False, allow_unicode=True, width=1000), end="")
     else:
         raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...] | assemble REPLY ID [ID ...]"
-                         " | deal DIR N")
+                         " | deal DIR N | collect DIR")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -108,6 +109,29 @@ def test_the_prompt_holds_skill_gems_and_questions_never_answers():
     forms = {"q1": {"tool": "search", "args": {"query": "x"}}, "q2": {"tool": "query", "args": {"query": "y"}}}
     reply = {"forms": forms}
     assert agent_forms.assemble(["a-001", "absent-core-001"], reply)["absent-core-001"]["args"]["query"] == "y"
+
+
+def test_collect_writes_every_dealt_reply_as_forms_and_names_the_missing_ones(tmp_path):
+    agent_forms.deal(tmp_path, 3)
+    for k in (1, 2, 3):
+        labels = agent_forms.labels((tmp_path / f"ids-{k}.txt").read_text().split())
+        reply = {"forms": {label: {"tool": "query", "args": {"query": f"{k} {label}", "n": 10}} for label in labels}}
+        if k != 2:
+            (tmp_path / f"reply-{k}.yaml").write_text(yaml.safe_dump(reply))
+    (tmp_path / "reply-3.yaml").write_text("forms:\n  q1: {tool: grep, args: {query: x}}\n")
+    target = tmp_path / "forms.yaml"
+    with pytest.raises(agent_forms.StaleForms, match=r"2 of 3 replies .*reply-2.yaml.*reply-3.yaml"):
+        agent_forms.collect(tmp_path, target, FIXTURE / "SKILL.md")
+    assert not target.exists()
+    for k in (2, 3):
+        labels = agent_forms.labels((tmp_path / f"ids-{k}.txt").read_text().split())
+        forms = {label: {"tool": "search", "args": {"query": qid}} for label, qid in labels.items()}
+        (tmp_path / f"reply-{k}.yaml").write_text(yaml.safe_dump({"forms": forms}))
+    assert agent_forms.collect(tmp_path, target, FIXTURE / "SKILL.md") == len(KNOWN + ABSENT)
+    forms = agent_forms.load(target, FIXTURE / "SKILL.md")
+    assert set(forms) == {q["id"] for q in KNOWN + ABSENT}
+    second = (tmp_path / "ids-2.txt").read_text().split()[0]
+    assert forms[second] == {"tool": "search", "args": {"query": second}}  # labels mapped back to their ids
 
 
 def test_regressions_compare_dev_and_test_and_refusals_count_upward():

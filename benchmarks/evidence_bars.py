@@ -51,8 +51,9 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
     text = question["q"]
     reply = hybrid.query(bundle.conn, text, bundle.scope.gems, ruler.LIMIT, embedder, matrix)
     parts = hybrid.parse(text) or [(None, text)]
-    named = ask.named_apis(bundle, text)
-    return {
+    names = named_each_way(bundle, text)
+    named = names["named"]
+    return names | {
         "id": question["id"],
         "split": question["split"],
         "answerable": "answers" in question,
@@ -60,7 +61,6 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         "search_rank": ruler.rank_of(question, searcher.search(bundle.conn, text, bundle.scope.gems, ruler.LIMIT))
         if "answers" in question else None,
         "evidence": reply.evidence,
-        "named": named,
         "defined": ask.defined_apis(bundle, text, named),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
         "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
@@ -76,14 +76,14 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
     lexical = [(kind, searcher.run(bundle.conn, body, bundle.scope.gems, 1).evidence) for kind, body in parts]
     keyword_only = form["tool"] == "search"
     joined = " ".join(body for _, body in parts)
-    named = ask.named_apis(bundle, joined)
-    return {
+    names = named_each_way(bundle, joined)
+    named = names["named"]
+    return names | {
         "id": question["id"],
         "split": question["split"],
         "answerable": "answers" in question,
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
-        "named": named,
         "defined": ask.defined_apis(bundle, joined, named),
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
         "code": [terms.code_terms(body) for _, body in parts],
@@ -96,7 +96,24 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
 RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJECT_RULE",
          "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
          "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
-         "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE"}
+         "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE", "lex_aside": "LEX_GUESSES_ASIDE"}
+
+
+NAME_RULES = {"other_kind": "OTHER_KIND_NAMED", "options": "OPTIONS_NAMED"}  # ask's, read into each question
+
+
+def named_each_way(bundle: ask.Bundle, text: str) -> dict:
+    """The APIs ``text`` names (ask.named_apis), and those it names with each of NAME_RULES off
+    (``named_without_other_kind``...): the rules act on the read, so it keeps every variant."""
+    found = {"named": ask.named_apis(bundle, text)}
+    for key, flag in NAME_RULES.items():
+        shipped = getattr(ask, flag)
+        setattr(ask, flag, False)
+        try:
+            found[f"named_without_{key}"] = ask.named_apis(bundle, text)
+        finally:
+            setattr(ask, flag, shipped)
+    return found
 
 
 @contextlib.contextmanager
@@ -117,18 +134,19 @@ def switched(**rules: bool | float | None):
             setattr(evidence, name, value)
 
 
-def refuses_form(read_: dict, floor: bool = True, **rules: bool | None) -> bool:
-    """The shipped gate on one agent form, some rules switched (``switched``), and with or without
-    the floor on the ``vec:`` part's cosine."""
+def refuses_form(read_: dict, floor: bool = True, without: str | None = None, **rules: bool | None) -> bool:
+    """The shipped gate on one agent form, some rules switched (``switched``), with or without
+    the floor on the ``vec:`` part's cosine, and ``without`` one of NAME_RULES."""
     rephrasing = read_["rephrasing"] if floor else None
+    named = read_[f"named_without_{without}" if without else "named"]
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
         found = {"code": read_["code"], "rephrasing": rephrasing, "guessed": read_["guessed"],
                  "defined": read_["defined"]}
-        judged = evidence.judge(parts, read_["named"], None, **found)
+        judged = evidence.judge(parts, named, None, **found)
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-            judged = evidence.judge(parts, read_["named"], read_["cosine"], **found)
+            judged = evidence.judge(parts, named, read_["cosine"], **found)
         return judged.refused
 
 
@@ -145,13 +163,14 @@ def decisions_on(reads: list[dict], grid: list[evidence.Bars]) -> dict[evidence.
     return {bars: [refuses(r, bars, True) for r in reads] for bars in grid}
 
 
-def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool) -> bool:
+def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool, without: str | None = None) -> bool:
     """The gate on one question asked verbatim: with vectors, its cosine both as evidence and, for a
-    question of one sentence, against QUESTION_FLOOR."""
+    question of one sentence, against QUESTION_FLOOR; ``without`` one of NAME_RULES."""
     cosine = read_["cosine"] if vectors_on else None
     question = cosine if read_["one_sentence"] else None
     part = [(None, dataclasses.replace(read_["evidence"]))]
-    return evidence.judge(part, read_["named"], cosine, bars, question=question, defined=read_["defined"]).refused
+    named = read_[f"named_without_{without}" if without else "named"]
+    return evidence.judge(part, named, cosine, bars, question=question, defined=read_["defined"]).refused
 
 
 def verbatim(read_: dict) -> bool:
@@ -236,9 +255,9 @@ def main() -> None:
     with switched(asked_rule=False):
         chosen_unasked = best(decisions_on(reads, all_bars()), reads, split["dev"])
 
-    def measured(bars: evidence.Bars, vectors_on: bool, **rules: bool | None) -> dict:
+    def measured(bars: evidence.Bars, vectors_on: bool, without: str | None = None, **rules: bool | None) -> dict:
         with switched(**rules):
-            refused = [refuses(r, bars, vectors_on) for r in reads]
+            refused = [refuses(r, bars, vectors_on, without) for r in reads]
         rank = "rank" if vectors_on else "search_rank"
         return {s: figures([reads[i] for i in idx], [refused[i] for i in idx], rank) for s, idx in split.items()}
 
@@ -267,11 +286,15 @@ def main() -> None:
                                                                                      asked_rule=False),
                   "chosen with every missing word weighing fully": measured(chosen_unweighted, True),
                   "without the question floor": measured(evidence.BARS, True, question_floor=-1.0),
-                  "without the own-names rule": measured(evidence.BARS, True, own_rule=False)},
+                  "without the own-names rule": measured(evidence.BARS, True, own_rule=False),
+                  "without other-kind names": measured(evidence.BARS, True, "other_kind"),
+                  "without option names": measured(evidence.BARS, True, "options")},
         "search": {"previous": measured(PREVIOUS, False, asked_rule=False, question_floor=-1.0),
                    "shipped": measured(evidence.BARS, False),
                    "chosen": measured(chosen, False),
                    "without the own-names rule": measured(evidence.BARS, False, own_rule=False),
+                   "without other-kind names": measured(evidence.BARS, False, "other_kind"),
+                   "without option names": measured(evidence.BARS, False, "options"),
                    "without the asked-subject rule, bars chosen without it": measured(chosen_unasked, False,
                                                                                       asked_rule=False)},
         "agent form": {name: form_figures(form_reads, **rules) for name, rules in
@@ -281,7 +304,12 @@ def main() -> None:
                         ("without either absent-term rule", {"absent_rule": False}),
                         ("without the asked-subject rule", {"asked_rule": False}),
                         ("without the guessed-names rule", {"guessed_rule": False}),
-                        ("without the own-names rule", {"own_rule": False}))},
+                        ("without the own-names rule", {"own_rule": False}),
+                        ("without the lex-guesses-aside rule", {"lex_aside": False}),
+                        ("without other-kind names", {"without": "other_kind"}),
+                        ("without other-kind names or the lex-guesses-aside rule",
+                         {"without": "other_kind", "lex_aside": False}),
+                        ("without option names", {"without": "options"}))},
     }  # fmt: skip
     for arm in ("query", "search", "agent form"):
         for name, by_split in result[arm].items():

@@ -216,7 +216,12 @@ def _evidence(e: dict) -> list[str]:
         f"{e.get('guessed_names_near')} of a part or a part names a documented method by its full name; a name counts "
         "as documented when it names an entry, one RDoc files elsewhere, or its words stand in a row in the docs. "
         "Its bar was chosen on dev's agent forms the same way, and is kept where a higher one spares fewer "
-        "answerable dev forms for absent ones test does not confirm: " + _sweep(e, "guessed_names_nears") + ".",
+        "answerable dev forms for absent ones test does not confirm: " + _sweep(e, "guessed_names_nears") + ". "
+        "Three rules widen what counts as evidence: a method named as the other kind (`Rack::Utils.escape_html` for "
+        "RDoc's `Rack::Utils#escape_html`) is named (rows \"without other-kind names\"), so is an option or "
+        "environment variable a passage writes (`RUBY_DEBUG_OPEN`; rows \"without option names\"), and a term only a "
+        "`lex:` part writes, as code, is the agent's guess at a name, not an absent subject (row \"without the "
+        "lex-guesses-aside rule\"; the first and the last often spare the same form, hence a row without both).",
         "",
     ]
 

@@ -57,6 +57,13 @@ class Reply:
 NEAREST = 3  # the rejected candidates a refusal names
 PLAIN_WORD = re.compile(r"[a-z][a-z0-9]*[?!]?")  # ``normalizes``: search.py reads it as a word, not a name
 ELSEWHERE = 3  # the entries under other owners a note on a missing name points at (_elsewhere)
+# A method named as the other kind (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``) is
+# named as much as written: agents rarely know which kind RDoc filed (benchmarks/evidence_bars.py)
+OTHER_KIND_NAMED = True
+# An option or environment variable the docs write (``RUBY_DEBUG_OPEN``) is named as an API is: a query that
+# names the setting it wants in the docs' own words has evidence (benchmarks/evidence_bars.py)
+OPTIONS_NAMED = True
+OPTION_WORD = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}|^[A-Z]\w+/[A-Z]\w+$")
 
 
@@ -184,16 +191,37 @@ def nearest_cosine(parts: list, embedder, matrix) -> float | None:
 
 def named_apis(bundle: Bundle, text: str) -> list[str]:
     """The words of ``text`` that name an API (``Rack::Builder#map``, ``WhereChain``, ``where_not``,
-    ``Style/StringLiterals``) the bundle documents under that name: evidence by themselves. Unlike the
-    ``lex:`` pins, not the entries a name points at elsewhere (search.entries_akin): as evidence those
-    answered one more absent question on dev and no answerable one (benchmarks/evidence_bars.py)."""
+    ``Style/StringLiterals``) the bundle documents under that name, or as the other kind of method
+    (OTHER_KIND_NAMED), and the options its docs write (OPTIONS_NAMED): evidence by themselves. Unlike
+    the ``lex:`` pins, not a method filed in a module under the owner (the rest of search.entries_akin):
+    as evidence those answered one more absent question on dev and no answerable one
+    (benchmarks/evidence_bars.py)."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     found = []
     for word in api_words(text):
         entries = _entries(bundle.conn, word, scope)
+        if not entries and OTHER_KIND_NAMED:
+            entries = _other_kind(bundle.conn, word, scope)
         if entries:
             found.append(word if "/" not in word or _cops(bundle.conn, entries) else word.replace("/", "::"))
-    return found
+    return found + (_options(bundle, text, found, scope) if OPTIONS_NAMED else [])
+
+
+def _other_kind(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
+    """The entries of the method ``word`` names as the other kind (search.entries_other_kind), as
+    written or without a ``?`` that ends a sentence (as _entries)."""
+    for spelling in dict.fromkeys((word, word.rstrip("?"))):
+        if entries := searcher.entries_other_kind(conn, spelling, scope):
+            return entries
+    return []
+
+
+def _options(bundle: Bundle, text: str, named: list[str], scope: searcher.Scope) -> list[str]:
+    """The option and environment variable names of ``text`` (``max_attempts``, ``RUBY_DEBUG_OPEN``)
+    that the bundle's docs write as such, in a passage: as evidence as an API's name."""
+    words = (w.split("=")[0].strip(",;:()[]'\"`.?!") for w in text[: q.MAX_QUERY_CHARS].split())
+    options = [w for w in dict.fromkeys(words) if OPTION_WORD.fullmatch(w) and w not in named]
+    return [w for w in options if searcher.written(bundle.conn, w, scope, exact=True)]
 
 
 def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:

@@ -456,11 +456,25 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     constructor = match[2] == "initialize"
     owner, method = match[1], "new" if constructor else match[2]
     rows = [(r, title) for r, title, _ in ri_entries(conn, method.lower()) if r in among]
-    same_owner = [r for r, title in rows if title in (f"{owner}#{method}", f"{owner}::{method}")]
+    same_owner = _same_owner(rows, owner, method)
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
     return [r for r, title in rows if inner.fullmatch(title)]
+
+
+def entries_other_kind(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:
+    """The entries of the method a full name writes as the other kind, its owner the same
+    (``ERB::Util#html_escape`` documented as ``ERB::Util::html_escape``): the first half of entries_akin."""
+    match = METHOD_NAME.match(name)
+    if not match or match[2] == "initialize":
+        return []
+    rows = [(r, title) for r, title, _ in ri_entries(conn, match[2].lower()) if r in among]
+    return _same_owner(rows, match[1], match[2])
+
+
+def _same_owner(rows: list[tuple[int, str]], owner: str, method: str) -> list[int]:
+    return [r for r, title in rows if title in (f"{owner}#{method}", f"{owner}::{method}")]
 
 
 def ri_entries(conn: sqlite3.Connection, name: str) -> list[tuple[int, str, bool]]:

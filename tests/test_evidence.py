@@ -192,7 +192,7 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     assert ask.semantic(bundle, far, ungated, embedder, matrix, False).evidence.rephrasing is not None
     assert ask.semantic(bundle, question, ungated, embedder, matrix, True).evidence.rephrasing is None  # vsearch
     text = cli("query", "-C", str(project), far).output  # the text says what refused, to three places:
-    assert re.search(r"vec: nearest cosine -?0\.\d{3} \(floor 0\.45\)", text)  # 0.448 is not "0.45 (floor 0.45)"
+    assert re.search(r"vec: nearest cosine -?0\.\d{3} \(floor 0\.55\)", text)  # 0.548 is not "0.55 (floor 0.55)"
     assert "part text, its words alone: enough" in text  # the question's words passed; the cosine refused
     conn = sqlite3.connect(paths.store_path())
     conn.execute("DELETE FROM vectors WHERE digest IN (SELECT digest FROM chunks WHERE title = 'Filler#m1')")
@@ -391,3 +391,64 @@ def test_a_note_under_gem_names_that_gem_not_the_bundle():
     whole = ask.Bundle(None, proj.Scope([1, 2], list(entries), False, [], entries), Path("."))
     assert ask._whose(whole) == "these gem versions document"
     assert ask._whose(ask.Bundle(None, replace(whole.scope, gems=[2]), Path("."))) == "sinatra 3.0.5 documents"
+
+
+def test_a_class_method_named_as_an_instance_method_is_named(tmp_path, monkeypatch):
+    backoff = Chunk("ri", "Retry::backoff", "Retry::backoff", "How long to wait before the next attempt.",
+                    "lib/retry.rb", 5, "", "method", "backoff")  # fmt: skip
+    app = test_agent.make_project(tmp_path, monkeypatch, (backoff,))
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(app)
+    assert ask.named_apis(bundle, "set Retry#backoff or Retry.backoff") == ["Retry#backoff", "Retry.backoff"]
+    monkeypatch.setattr(ask, "OTHER_KIND_NAMED", False)
+    assert ask.named_apis(bundle, "set Retry#backoff or Retry.backoff") == ["Retry.backoff"]  # ``.`` was either
+
+
+def test_a_method_named_as_the_other_kind_is_named(project, monkeypatch):
+    """Agents rarely know whether RDoc filed a method as ``Owner#m`` or ``Owner::m``: either spelling,
+    or ``Owner.m``, names it; another owner's does not."""
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(project)
+    assert ask.named_apis(bundle, "does Retry.discard_on or Retry::discard_on") == ["Retry.discard_on", "Retry::discard_on"]
+    assert ask.named_apis(bundle, "what about Retry::discard_on?") == ["Retry::discard_on?"]  # a sentence's end
+    assert ask.named_apis(bundle, "does Queue.discard_on") == []
+    asked = "We train neural networks on gpu tensors overnight. Does Retry::discard_on stop that work?"
+    assert not reply("search", "-C", str(project), asked)["refused"]
+    monkeypatch.setattr(ask, "OTHER_KIND_NAMED", False)
+    assert reply("search", "-C", str(project), asked)["refused"]
+
+
+def test_an_absent_word_only_inside_a_guessed_lex_name_is_no_subject(project, monkeypatch):
+    """``lex: Backoff::retryLater`` is the agent's guess at a name: the note says no API bears it, and
+    its words (``backoff``, ``retrylater``) are not a subject the bundle lacks."""
+    typed = "retry a job after it failed\nlex: Backoff::retryLater\nvec: retry a job after it failed"
+    data = reply("query", "-C", str(project), typed)
+    assert not data["refused"] and data["results"][0]["title"] == "Retry#retry_on"
+    assert data["notes"] == ["lex: these gem versions document no API named Backoff::retryLater"]
+    monkeypatch.setattr(evidence, "LEX_GUESSES_ASIDE", False)
+    data = reply("query", "-C", str(project), typed)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["backoff", "retrylater"]
+
+
+def test_an_option_the_docs_write_is_named(tmp_path, monkeypatch):
+    """An option or environment variable the docs write (``RETRIER_MAX_ATTEMPTS``) is evidence as an API
+    name is: the scene's missing words ("foreman", "procfile") are then context. One the docs do not
+    write is not."""
+    config = Chunk("readme", "Retrier > Configuration", "Retrier > Configuration",
+                   "Set RETRIER_MAX_ATTEMPTS in the environment, or max_backoff in code, to bound how often "
+                   "a failed job runs. See user_guide.md.", "README.md", 20, kind="section", name="configuration")  # fmt: skip
+    app = test_agent.make_project(tmp_path, monkeypatch, (config,))
+    typed = ("We start the app with foreman from a Procfile. Is there an environment variable that bounds "
+             "retries?\nlex: RETRIER_MAX_ATTEMPTS\nvec: environment variable for the number of retry attempts")
+    data = reply("query", "-C", str(app), typed)
+    assert not data["refused"] and data["results"][0]["title"] == "Retrier > Configuration"
+    assert reply("query", "-C", str(app), typed.replace("RETRIER_MAX_ATTEMPTS", "RETRIER_MAX_TRIES"))["refused"]
+    from gemdoc import ask
+
+    bundle = ask.open_bundle(app)
+    assert ask.named_apis(bundle, "is it RETRIER_MAX_ATTEMPTS=3 or `max_backoff`?") == ["RETRIER_MAX_ATTEMPTS", "max_backoff"]
+    assert ask.named_apis(bundle, "see user_guide.md or max_tries, RETRIER_TRIES") == []  # a file; not written
+    monkeypatch.setattr(ask, "OPTIONS_NAMED", False)
+    assert reply("query", "-C", str(app), typed)["refused"]

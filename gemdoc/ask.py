@@ -208,18 +208,14 @@ def named_apis(bundle: Bundle, text: str) -> list[str]:
 
 
 def _other_kind(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
-    """The entries of the method ``word`` names as the other kind (search.entries_other_kind), as
-    written or without a ``?`` that ends a sentence (as _entries)."""
-    for spelling in dict.fromkeys((word, word.rstrip("?"))):
-        if entries := searcher.entries_other_kind(conn, spelling, scope):
-            return entries
-    return []
+    """The entries of the method ``word`` names as the other kind (search.entries_other_kind)."""
+    return next(filter(None, (searcher.entries_other_kind(conn, s, scope) for s in _spellings(word))), [])
 
 
 def _options(bundle: Bundle, text: str, named: list[str], scope: searcher.Scope) -> list[str]:
     """The option and environment variable names of ``text`` (``max_attempts``, ``RUBY_DEBUG_OPEN``)
     that the bundle's docs write as such, in a passage: as evidence as an API's name."""
-    words = (w.split("=")[0].strip(",;:()[]'\"`.?!") for w in text[: q.MAX_QUERY_CHARS].split())
+    words = (w.split("=")[0] for w in _tokens(text, "?!"))
     options = [w for w in dict.fromkeys(words) if OPTION_WORD.fullmatch(w) and w not in named]
     return [w for w in options if searcher.written(bundle.conn, w, scope, exact=True)]
 
@@ -261,14 +257,23 @@ def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope, exac
 
 def api_words(text: str) -> list[str]:
     """The words of ``text`` written as an API name (API_WORD), each once; a predicate keeps its ``?``."""
-    words = (w.strip(",;:()[]'\"`.") for w in text[: q.MAX_QUERY_CHARS].split())
-    return [w for w in dict.fromkeys(words) if API_WORD.search(w)]
+    return [w for w in dict.fromkeys(_tokens(text)) if API_WORD.search(w)]
+
+
+def _tokens(text: str, also: str = "") -> list[str]:
+    """The words of ``text`` (up to MAX_QUERY_CHARS), without the punctuation around them (and ``also``)."""
+    return [w.strip(",;:()[]'\"`." + also) for w in text[: q.MAX_QUERY_CHARS].split()]
+
+
+def _spellings(word: str) -> list[str]:
+    """An API word as written, and without a ``?`` that ends a sentence (``what does Retry#retry_on?``)."""
+    return list(dict.fromkeys((word, word.rstrip("?"))))
 
 
 def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list[int]:
     """The entries an API word names exactly (search.entries_named), as written or without a ``?``
     that ends a sentence; a cop's slash read as ``::``."""
-    for spelling in dict.fromkeys((word, word.rstrip("?"))):
+    for spelling in _spellings(word):
         ident = q.identifier(spelling.replace("/", "::"))
         entries = searcher.entries_named(conn, ident, scope) if ident else []
         if entries:

@@ -324,8 +324,7 @@ def insisted(parts: list[Evidence], code: Sequence[Collection[str]], bars: Bars 
     a part that writes it only as code (``code``: each part's code terms) does not count."""
     if not INSISTED_SUBJECT_RULE:
         return False
-    written = list(code) or [()] * len(parts)
-    lacked = Counter(t for ev, c in zip(parts, written, strict=True) for t in absent_subjects([ev], bars)
+    lacked = Counter(t for ev, c in zip(parts, _per_part(code, parts), strict=True) for t in absent_subjects([ev], bars)
                      if t not in c)  # fmt: skip
     return any(n > 1 for n in lacked.values())
 
@@ -334,10 +333,14 @@ def stated_subjects(judged: list[tuple[str | None, Evidence]], code: Sequence[Co
     """The absent subjects (absent_subjects) of the parts, but not a ``lex:`` part's term written there as
     code (``CGI::escapeHTML``): that is the agent's guess at a name, which the note on undocumented names
     reports (ask.unnamed), not a subject of the question; another part saying it still counts."""
-    written = list(code) or [()] * len(judged)
-    terms = (t for (kind, ev), c in zip(judged, written, strict=True) for t in absent_subjects([ev], bars)
+    terms = (t for (kind, ev), c in zip(judged, _per_part(code, judged), strict=True) for t in absent_subjects([ev], bars)
              if not (LEX_GUESSES_ASIDE and kind == "lex" and t in c))  # fmt: skip
     return list(dict.fromkeys(terms))
+
+
+def _per_part(code: Sequence[Collection[str]], parts: Sequence) -> list[Collection[str]]:
+    """Each part's code terms; none for every part when the caller gave none (a query of one part)."""
+    return list(code) or [()] * len(parts)
 
 
 def asked_subjects(found: Evidence, bars: Bars = BARS) -> list[str]:

@@ -455,7 +455,7 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
         return []
     constructor = match[2] == "initialize"
     owner, method = match[1], "new" if constructor else match[2]
-    rows = [(r, title) for r, title, _ in ri_entries(conn, method.lower()) if r in among]
+    rows = _method_rows(conn, method, among)
     same_owner = _same_owner(rows, owner, method)
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
@@ -469,8 +469,12 @@ def entries_other_kind(conn: sqlite3.Connection, name: str, among: Container[int
     match = METHOD_NAME.match(name)
     if not match or match[2] == "initialize":
         return []
-    rows = [(r, title) for r, title, _ in ri_entries(conn, match[2].lower()) if r in among]
-    return _same_owner(rows, match[1], match[2])
+    return _same_owner(_method_rows(conn, match[2], among), match[1], match[2])
+
+
+def _method_rows(conn: sqlite3.Connection, method: str, among: Container[int]) -> list[tuple[int, str]]:
+    """The entries ``among`` these ids with the method's short name: id and full name."""
+    return [(r, title) for r, title, _ in ri_entries(conn, method.lower()) if r in among]
 
 
 def _same_owner(rows: list[tuple[int, str]], owner: str, method: str) -> list[int]:

@@ -272,6 +272,9 @@ def prepare(embed_with: Path | None, reuse: bool) -> Path:
         os.environ["GEMDOC_MODEL_DIR"] = str(embed_with)
     if reuse and paths.store_path().exists():
         indexer.index_project(common.CORPUS, scope="all")  # only records this checkout's project when it is new
+        cleanup.collect()  # entries of another extractor would count twice in store-wide rarity
+        if embed_with:  # chunks the reuse re-extracted have no vectors yet, and an incomplete matrix lifts the floors
+            embed.embed_project(common.CORPUS.resolve())
         return common.CORPUS
     return build(CORPUS, embed_with)
 
@@ -290,6 +293,8 @@ def run(embed_with: Path | None, reuse: bool = False) -> dict:
     conn = store.connect(paths.store_path())
     own = project.scope(conn, project_dir.resolve())
     scope = [gem for gem, (_, state) in own.entries.items() if state == "complete"]  # (name, version) pairs
+    if vectors.has_table(conn) and vectors.pending(conn, own.gems):  # the floors are off while any chunk lacks one
+        raise SystemExit("some chunks have no vector: run ruler.py with --model-dir to embed them")
     bundle = ask.open_bundle(project_dir.resolve())
     graded = {name: grade_splits(conn, scope, known, absent, verbatim(r)) for name, r in arms(bundle).items()}
     forms, agent_note = agent_arm(project_dir)

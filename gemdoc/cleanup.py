@@ -7,6 +7,7 @@ the vectors those entries' chunks use. Everything else goes, under the writer lo
 """
 
 import json
+import os
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
@@ -27,12 +28,25 @@ class Collected:
 
 
 def disk_bytes(path: Path) -> int:
-    """Bytes a file or a directory tree takes (0 when absent); symlinks are not followed."""
-    if not path.exists():
+    """Bytes a file or a directory tree takes (0 when absent); symlinks are not followed. By
+    os.scandir, whose entries know their type: `status` walks the whole ri cache on every call."""
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return path.lstat().st_size
+    except FileNotFoundError:
         return 0
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() or p.is_symlink())
+    total, pending = 0, [str(path)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as found:
+                for entry in found:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:  # removed by a concurrent `gc` while walked
+            continue
+    return total
 
 
 def store_bytes() -> int:

@@ -1,8 +1,9 @@
 """API documentation from ri: obtain a gem's ri store, then turn it into chunks.
 
-Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``).
+Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``), unless
+the gem has an engine's app/, which RubyGems never documents.
 Otherwise gemdoc's private cache is used, and when it has none, RDoc generates
-one over the gem's lib/ and ext/ (public API only) into a fresh temporary
+one over the gem's lib/, ext/ and app/ (public API only) into a fresh temporary
 directory that is renamed into the cache only after RDoc succeeded, together
 with what the shim read from it (``extract.json``): reading the cache needs no
 Ruby and gives exactly what a fresh run gives. A crash or a timeout leaves
@@ -24,7 +25,7 @@ from gemdoc.locations import GemLocation
 EXTRACT_TIMEOUT = 600.0
 EXTRACT_FILE = "extract.json"
 ATTEMPTS = 3  # of reading or generating a gem's cache entry while something removes the cache
-API_DIRS = ("lib", "ext")
+API_DIRS = ("lib", "ext", "app")  # app/: a Rails engine's models, controllers, jobs (ActiveStorage::Blob)
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
 
 
@@ -50,13 +51,13 @@ class ApiDocs:
 
 
 def sources(location: GemLocation) -> list[str]:
-    """The files RDoc documents, relative to the gem root: Ruby and C under lib/ and ext/ (or the
+    """The files RDoc documents, relative to the gem root: Ruby and C under lib/, ext/ and app/ (or the
     gem's own files when they are scattered). Listed here, never left to RDoc's directory walk,
     which follows symlink loops and parses the same file again on every lap."""
     if location.files is not None:
         found = list(location.files)
     elif not any((location.root / d).is_dir() for d in API_DIRS):
-        raise SkipGem("no lib/ or ext/")
+        raise SkipGem("no lib/, ext/ or app/")
     else:
         found = [
             path.relative_to(location.root).as_posix()
@@ -69,6 +70,12 @@ def sources(location: GemLocation) -> list[str]:
     return found
 
 
+def covers(src: list[str]) -> bool:
+    """Whether an installed ri store documents these sources: RubyGems runs RDoc over a gem's
+    require paths and extension dirs (RDoc::RubygemsHook), never an engine's app/."""
+    return not any(path.startswith("app/") for path in src)
+
+
 def cache_entry(location: GemLocation, digest: str) -> Path:
     gem = location.gem
     return paths.ri_cache_dir() / f"{gem.name}-{gem.version}-{digest[:12]}"
@@ -76,7 +83,7 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
     src = sources(location)
-    if location.ri_dir:
+    if location.ri_dir and covers(src):
         return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)
     for _ in range(ATTEMPTS):

@@ -73,6 +73,9 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert (bearing["file"], bearing["line"]) == ("ext/gemdoc_fixture/native.c", None)
     turbo = by_title["GemdocFixture::Turbine#turbo_speed"]  # documented from ext/ (C)
     assert turbo["line"] is None and "top speed" in turbo["body"]
+    upload = by_title["GemdocFixture::Attachment#direct_upload_url"]  # an engine's app/models, as ActiveStorage::Blob
+    assert (upload["file"], upload["line"]) == ("app/models/gemdoc_fixture/attachment.rb", 5)
+    assert "uploads the file to directly" in upload["body"]
     assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed
     assert sum(1 for c in chunks if c["title"] == "GemdocFixture::Widget#frobnicate") == 1
 
@@ -98,6 +101,31 @@ def test_fixture_bundle_end_to_end(fixture_project):
     hits = searcher.search(conn, "how do I retry a spin a few times", scope.gems, 3)
     assert hits[0].title == "GemdocFixture::Widget#spin_with_retries"
     assert searcher.search(conn, "Rake::FileList#exclude", scope.gems, 1)[0].line
+
+
+@pytest.mark.parametrize("with_app, tier", [(False, "installed"), (True, "generated")])
+def test_an_installed_ri_store_is_read_unless_it_misses_the_engine_app_dir(tmp_path, monkeypatch, with_app, tier):
+    """`gem install --document ri` documents lib/ only: a gem with app/ is documented by gemdoc's own RDoc run."""
+    source = tmp_path / "src"
+    shutil.copytree(FIXTURES / "gemdoc_fixture", source)
+    if not with_app:
+        shutil.rmtree(source / "app")
+    home = tmp_path / "ri_home"
+    env = os.environ | {"GEM_HOME": str(home), "GEM_PATH": str(home)}
+    for cmd in (["gem", "build", "gemdoc_fixture.gemspec"], ["gem", "install", "--local", "--document", "ri",
+                                                             "--install-dir", str(home), "gemdoc_fixture-1.2.3.gem"]):
+        done = subprocess.run(cmd, cwd=source, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert (home / "doc" / "gemdoc_fixture-1.2.3" / "ri" / "cache.ri").is_file()
+    project_dir = _registry_project(tmp_path, "app", env)
+    for key in ("GEM_HOME", "GEM_PATH"):
+        monkeypatch.setenv(key, env[key])
+    indexer.index_project(project_dir)
+    conn = sqlite3.connect(paths.store_path())
+    assert conn.execute("SELECT ri_tier FROM gems WHERE name = 'gemdoc_fixture'").fetchone() == (tier,)
+    titles = {c["title"] for c in chunks_of("gemdoc_fixture")}
+    assert "GemdocFixture::Widget#frobnicate" in titles
+    assert ("GemdocFixture::Attachment#direct_upload_url" in titles) == with_app
 
 
 def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_missing(fixture_project, ruby_env):

@@ -226,6 +226,23 @@ def removing_the_cache(base: Path, times: int) -> dict:
     return os.environ | {"RUBYOPT": f"-r{remover}", "GEMDOC_TEST_COUNTDOWN": str(base / "countdown")}
 
 
+def test_disk_bytes_counts_a_tree_once_without_following_links(tmp_path):
+    """What `status` and `gc` report: every file's own size, a link as a link, a loop walked once."""
+    from gemdoc.cleanup import disk_bytes
+
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"x" * 10_000)
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "x.ri").write_bytes(b"y" * 100)
+    (tree / "a" / "b" / "z.ri").write_bytes(b"z" * 50)
+    (tree / "a" / "far").symlink_to(outside)
+    (tree / "a" / "b" / "loop").symlink_to(tree)
+    links = (tree / "a" / "far").lstat().st_size + (tree / "a" / "b" / "loop").lstat().st_size
+    assert disk_bytes(tree) == 150 + links
+    assert disk_bytes(tree / "a" / "x.ri") == 100 and disk_bytes(tmp_path / "absent") == 0
+
+
 def test_a_cache_removed_while_an_entry_is_written_is_regenerated(tmp_path):
     project = api_project(tmp_path)
     done = gemdoc(project, "index", env=removing_the_cache(tmp_path, 1))

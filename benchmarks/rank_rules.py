@@ -66,6 +66,8 @@ def arms(bundle: ask.Bundle, model_dir: Path | None) -> dict:
 
     embedder = Embedder(models.configured())
     matrix = vectors.Matrix(bundle.conn, bundle.scope.gems)
+    if not matrix.complete:  # chunks without a vector never reach the vector arm
+        raise SystemExit("some chunks have no vector: run ruler.py with --model-dir to embed them")
     rankers["query"] = lambda question: ask.semantic(bundle, question["q"], OPTIONS, embedder, matrix, False)
     forms = agent_forms.load()
     rankers["agent"] = lambda question: agent_forms.run(ungated(forms[question["id"]]), common.CORPUS)

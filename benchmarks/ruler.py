@@ -271,12 +271,27 @@ def prepare(embed_with: Path | None, reuse: bool) -> Path:
     if embed_with:
         os.environ["GEMDOC_MODEL_DIR"] = str(embed_with)
     if reuse and paths.store_path().exists():
-        indexer.index_project(common.CORPUS, scope="all")  # only records this checkout's project when it is new
+        indexer.index_project(common.CORPUS, scope="all")  # re-reads what another extractor read
         cleanup.collect()  # entries of another extractor would count twice in store-wide rarity
-        if embed_with:  # chunks the reuse re-extracted have no vectors yet, and an incomplete matrix lifts the floors
+        if embed_with:  # chunks the reuse re-extracted have no vectors yet
             embed.embed_project(common.CORPUS.resolve())
+        check_store(common.CORPUS)
         return common.CORPUS
     return build(CORPUS, embed_with)
+
+
+def check_store(project_dir: Path) -> None:
+    """Stop unless the store holds this bundle's entries only, each chunk with a vector once any has
+    one: another project's entries count twice in store-wide rarity, and an incomplete matrix lifts
+    the evidence floors (a reused store after an extractor change, never embedded again)."""
+    conn = store.connect(paths.store_path())
+    own = project.scope(conn, project_dir.resolve())
+    complete = conn.execute("SELECT count(*) FROM gems WHERE state = 'complete'").fetchone()[0]
+    if complete > len(own.gems):
+        raise SystemExit(f"the store holds {complete - len(own.gems)} entries of another project: "
+                         "remove benchmarks/.work/ruler-corpus and build it again")  # fmt: skip
+    if vectors.has_table(conn) and vectors.pending(conn, own.gems):
+        raise SystemExit("some chunks have no vector: run ruler.py with --model-dir to embed them")
 
 
 def grade_splits(conn, scope, known: list[dict], absent: list[dict], ranker) -> dict:
@@ -293,8 +308,6 @@ def run(embed_with: Path | None, reuse: bool = False) -> dict:
     conn = store.connect(paths.store_path())
     own = project.scope(conn, project_dir.resolve())
     scope = [gem for gem, (_, state) in own.entries.items() if state == "complete"]  # (name, version) pairs
-    if vectors.has_table(conn) and vectors.pending(conn, own.gems):  # the floors are off while any chunk lacks one
-        raise SystemExit("some chunks have no vector: run ruler.py with --model-dir to embed them")
     bundle = ask.open_bundle(project_dir.resolve())
     graded = {name: grade_splits(conn, scope, known, absent, verbatim(r)) for name, r in arms(bundle).items()}
     forms, agent_note = agent_arm(project_dir)

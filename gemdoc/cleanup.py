@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,25 +29,35 @@ class Collected:
 
 
 def disk_bytes(path: Path) -> int:
-    """Bytes a file or a directory tree takes (0 when absent); symlinks are not followed. By
+    """Bytes a file or a directory tree takes (0 when absent); symlinks are not followed, and what
+    cannot be read (another user's directory, a file a concurrent `gc` removed) counts 0. By
     os.scandir, whose entries know their type: `status` walks the whole ri cache on every call."""
     try:
-        if not path.is_dir() or path.is_symlink():
-            return path.lstat().st_size
-    except FileNotFoundError:
+        top = path.lstat()
+    except OSError:
         return 0
+    if not stat.S_ISDIR(top.st_mode):
+        return top.st_size
     total, pending = 0, [str(path)]
     while pending:
         try:
             with os.scandir(pending.pop()) as found:
-                for entry in found:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                    else:
-                        total += entry.stat(follow_symlinks=False).st_size
-        except FileNotFoundError:  # removed by a concurrent `gc` while walked
+                entries = list(found)
+        except OSError:
             continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            else:
+                total += _size(entry)
     return total
+
+
+def _size(entry: os.DirEntry) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        return 0
 
 
 def store_bytes() -> int:

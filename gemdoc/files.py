@@ -10,7 +10,10 @@ from pathlib import Path, PurePosixPath
 
 
 def tree(top: Path, skip: frozenset[str] = frozenset()) -> Iterator[Path]:
-    """Every regular file under ``top``, skipping directories named in ``skip`` and any symlink."""
+    """Every regular file under ``top``, skipping directories named in ``skip`` and any symlink
+    (``top`` itself too: os.walk would follow it, and a gem's ``app -> /`` would walk the machine)."""
+    if os.path.islink(top):
+        return
     for dirpath, dirnames, filenames in os.walk(top):  # followlinks=False
         dirnames[:] = sorted(d for d in dirnames if d not in skip and not os.path.islink(os.path.join(dirpath, d)))
         for name in sorted(filenames):

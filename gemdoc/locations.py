@@ -20,6 +20,7 @@ class GemLocation:
     root: Path | None = None
     files: list[str] | None = None  # set when the code is scattered (Debian, default gems)
     ri_dir: Path | None = None
+    ri_covers: tuple[str, ...] = ("lib",)  # the dirs the installed ri store documents (the gemspec's source_paths)
     layout: str = "gem"
     reason: str | None = None
     about: str = ""  # the gemspec's summary and description (evaluated gemspecs only)
@@ -109,6 +110,7 @@ def _location(gem: LockedGem, answer: dict) -> GemLocation:
         root=root,
         files=None if listed is None or root is None else [f for f in listed if files.within(root, f)],
         ri_dir=Path(answer["ri_dir"]) if answer.get("ri_dir") else None,
+        ri_covers=tuple(str(d).strip("/") for d in answer.get("source_paths") or ["lib"]),
         layout=answer.get("layout", "gem"),
         reason=answer.get("reason"),
         about=str(answer.get("about") or "")[:ABOUT_CHARS],

@@ -1,7 +1,7 @@
 """API documentation from ri: obtain a gem's ri store, then turn it into chunks.
 
-Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``), unless
-the gem has an engine's app/, which RubyGems never documents.
+Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``) when it
+covers the sources (not an engine's app/, which RubyGems does not document).
 Otherwise gemdoc's private cache is used, and when it has none, RDoc generates
 one over the gem's lib/, ext/ and app/ (public API only) into a fresh temporary
 directory that is renamed into the cache only after RDoc succeeded, together
@@ -70,10 +70,11 @@ def sources(location: GemLocation) -> list[str]:
     return found
 
 
-def covers(src: list[str]) -> bool:
-    """Whether an installed ri store documents these sources: RubyGems runs RDoc over a gem's
-    require paths and extension dirs (RDoc::RubygemsHook), never an engine's app/."""
-    return not any(path.startswith("app/") for path in src)
+def covers(src: list[str], documented: tuple[str, ...]) -> bool:
+    """Whether an installed ri store documents these sources: RubyGems runs RDoc over the gemspec's
+    source_paths (``documented``: its require paths and declared extensions' dirs, RDoc::RubygemsHook),
+    so an engine's app/ or an undeclared ext/ is missing from it."""
+    return all(any(path.startswith(f"{top}/") for top in documented) for path in src)
 
 
 def cache_entry(location: GemLocation, digest: str) -> Path:
@@ -83,7 +84,7 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
     src = sources(location)
-    if location.ri_dir and covers(src):
+    if location.ri_dir and covers(src, location.ri_covers):
         return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)
     for _ in range(ATTEMPTS):

@@ -112,6 +112,7 @@ module GemdocShim
       doc_dir = File.join(root, "doc", spec.full_name)
       ri_dir = File.join(doc_dir, "ri")
       info = {"ri_dir" => (File.file?(File.join(ri_dir, "cache.ri")) ? ri_dir : nil)}
+      info["source_paths"] = spec.source_paths if info["ri_dir"]  # what RubyGems' RDoc hook documented
       dir = spec.full_gem_path
       return info.merge("status" => "found", "dir" => dir) if %w[lib ext].any? { |d| File.directory?(File.join(dir, d)) }
 

@@ -103,13 +103,14 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert searcher.search(conn, "Rake::FileList#exclude", scope.gems, 1)[0].line
 
 
-@pytest.mark.parametrize("with_app, tier", [(False, "installed"), (True, "generated")])
-def test_an_installed_ri_store_is_read_unless_it_misses_the_engine_app_dir(tmp_path, monkeypatch, with_app, tier):
-    """`gem install --document ri` documents lib/ only: a gem with app/ is documented by gemdoc's own RDoc run."""
+@pytest.mark.parametrize("dropped, tier", [(("app", "ext"), "installed"), (("app",), "generated"), ((), "generated")])
+def test_an_installed_ri_store_is_read_only_when_it_covers_the_sources(tmp_path, monkeypatch, dropped, tier):
+    """`gem install --document ri` documents the gemspec's source_paths (lib/ here: the fixture declares
+    no extension): with an engine's app/ or an undeclared ext/, gemdoc's own RDoc run documents the gem."""
     source = tmp_path / "src"
     shutil.copytree(FIXTURES / "gemdoc_fixture", source)
-    if not with_app:
-        shutil.rmtree(source / "app")
+    for top in dropped:
+        shutil.rmtree(source / top)
     home = tmp_path / "ri_home"
     env = os.environ | {"GEM_HOME": str(home), "GEM_PATH": str(home)}
     for cmd in (["gem", "build", "gemdoc_fixture.gemspec"], ["gem", "install", "--local", "--document", "ri",
@@ -125,7 +126,8 @@ def test_an_installed_ri_store_is_read_unless_it_misses_the_engine_app_dir(tmp_p
     assert conn.execute("SELECT ri_tier FROM gems WHERE name = 'gemdoc_fixture'").fetchone() == (tier,)
     titles = {c["title"] for c in chunks_of("gemdoc_fixture")}
     assert "GemdocFixture::Widget#frobnicate" in titles
-    assert ("GemdocFixture::Attachment#direct_upload_url" in titles) == with_app
+    assert ("GemdocFixture::Attachment#direct_upload_url" in titles) == ("app" not in dropped)
+    assert ("GemdocFixture::Turbine#turbo_speed" in titles) == ("ext" not in dropped)  # documented in C
 
 
 def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_missing(fixture_project, ruby_env):

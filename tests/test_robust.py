@@ -226,9 +226,10 @@ def removing_the_cache(base: Path, times: int) -> dict:
     return os.environ | {"RUBYOPT": f"-r{remover}", "GEMDOC_TEST_COUNTDOWN": str(base / "countdown")}
 
 
-def test_disk_bytes_counts_a_tree_once_without_following_links(tmp_path):
-    """What `status` and `gc` report: every file's own size, a link as a link, a loop walked once."""
-    from gemdoc.cleanup import disk_bytes
+def test_disk_bytes_counts_a_tree_once_without_following_links(tmp_path, monkeypatch):
+    """What `status` and `gc` report: every file's own size, a link as a link (the top one too), a loop
+    walked once; a directory it may not read (another user's cache entry) counts 0 instead of failing."""
+    from gemdoc import cleanup
 
     outside = tmp_path / "outside.bin"
     outside.write_bytes(b"x" * 10_000)
@@ -238,9 +239,35 @@ def test_disk_bytes_counts_a_tree_once_without_following_links(tmp_path):
     (tree / "a" / "b" / "z.ri").write_bytes(b"z" * 50)
     (tree / "a" / "far").symlink_to(outside)
     (tree / "a" / "b" / "loop").symlink_to(tree)
+    (tmp_path / "linked").symlink_to(tree)
     links = (tree / "a" / "far").lstat().st_size + (tree / "a" / "b" / "loop").lstat().st_size
-    assert disk_bytes(tree) == 150 + links
-    assert disk_bytes(tree / "a" / "x.ri") == 100 and disk_bytes(tmp_path / "absent") == 0
+    assert cleanup.disk_bytes(tree) == 150 + links
+    assert cleanup.disk_bytes(tmp_path / "linked") == (tmp_path / "linked").lstat().st_size
+    assert cleanup.disk_bytes(tree / "a" / "x.ri") == 100 and cleanup.disk_bytes(tmp_path / "absent") == 0
+    scandir = os.scandir
+
+    def refusing(path):
+        if str(path).endswith("/b"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(cleanup.os, "scandir", refusing)
+    assert cleanup.disk_bytes(tree) == 100 + (tree / "a" / "far").lstat().st_size
+
+
+def test_a_symlinked_top_directory_is_not_walked(tmp_path):
+    """A `path:` gem's `app -> /` (or `lib -> ../elsewhere`) must not make gemdoc read outside the gem."""
+    from gemdoc import files
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.rb").write_text("class Secret; end\n")
+    gem = tmp_path / "gem"
+    (gem / "lib").mkdir(parents=True)
+    (gem / "lib" / "own.rb").write_text("class Own; end\n")
+    (gem / "app").symlink_to(outside)
+    assert [p.name for p in files.tree(gem / "lib")] == ["own.rb"]
+    assert list(files.tree(gem / "app")) == []
 
 
 def test_a_cache_removed_while_an_entry_is_written_is_regenerated(tmp_path):

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemdoc import files, paths, shim, symbols
+from gemdoc import files, paths, shim, symbols, yard
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.locations import GemLocation
@@ -83,7 +83,14 @@ def cache_entry(location: GemLocation, digest: str) -> Path:
 
 
 def extract(location: GemLocation, digest: str, timeout: float = EXTRACT_TIMEOUT) -> ApiDocs:
+    """The gem's API docs: RDoc's entries, and the methods its comments declare to YARD (yard.py)."""
     src = sources(location)
+    docs = _rdoc(location, src, digest, timeout)
+    docs.chunks += yard.declared(location.root, src, docs.symbols, {c.title for c in docs.chunks})
+    return docs
+
+
+def _rdoc(location: GemLocation, src: list[str], digest: str, timeout: float) -> ApiDocs:
     if location.ri_dir and covers(src, location.ri_covers):
         return _docs(_run(location, src, {"ri_dir": str(location.ri_dir)}, timeout), "installed")
     cached = cache_entry(location, digest)

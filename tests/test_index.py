@@ -76,6 +76,15 @@ def test_fixture_bundle_end_to_end(fixture_project):
     upload = by_title["GemdocFixture::Attachment#direct_upload_url"]  # an engine's app/models, as ActiveStorage::Blob
     assert (upload["file"], upload["line"]) == ("app/models/gemdoc_fixture/attachment.rb", 5)
     assert "uploads the file to directly" in upload["body"]
+    assemble = by_title["GemdocFixture::Dsl#assemble"]  # declared to YARD in a comment, made by define_method
+    assert (assemble["file"], assemble["line"], assemble["signature"]) == ("lib/gemdoc_fixture/dsl.rb", 4,
+                                                                          "assemble(name, *parts)")
+    assert assemble["body"].startswith("Assembles a gadget by name from its parts.")
+    assert "Tunes every gadget" in by_title["GemdocFixture::Dsl::tune"]["body"]  # @!scope class
+    assert "whole fleet" in by_title["GemdocFixture::Dsl::calibrate"]["body"]  # inside class << self
+    assert "GemdocFixture::Dsl#secret_handshake" not in by_title  # @!visibility private
+    assert [c["body"] for c in chunks if c["title"] == "GemdocFixture::Dsl#inspect_fleet"] == [
+        "Inspects the fleet, as RDoc documents it."]  # RDoc's entry, not the directive's
     assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed
     assert sum(1 for c in chunks if c["title"] == "GemdocFixture::Widget#frobnicate") == 1
 

@@ -26,13 +26,18 @@ def index(symbols: list[dict]) -> Definitions:
     found = Definitions()
     for sym in symbols:
         if sym["kind"] in ("class", "module"):
-            full = f"{sym['owner']}::{sym['name']}" if sym["owner"] else sym["name"]
+            full = full_name(sym)
             found.by_owner.setdefault((full, "", False), sym)
             found.namespaces.setdefault((full, sym["file"]), sym)
             continue
         found.by_owner.setdefault((sym["owner"], sym["name"], bool(sym["singleton"])), sym)
         found.by_file[(sym["file"], sym["name"], bool(sym["singleton"]))].append(sym)
     return found
+
+
+def full_name(namespace: dict) -> str:
+    """A class or module symbol's full name (``Outer::Inner``)."""
+    return f"{namespace['owner']}::{namespace['name']}" if namespace["owner"] else namespace["name"]
 
 
 def locate(entry: dict, defs: Definitions) -> dict | None:

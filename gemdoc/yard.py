@@ -10,12 +10,12 @@ A name RDoc already documents is left to RDoc, and so are the ``$1`` names of a 
 """
 
 import re
+import textwrap
 from collections.abc import Iterable
 
-from gemdoc import files
+from gemdoc import files, symbols
 from gemdoc.chunk import Chunk
-
-MAX_BYTES = 2 * 1024 * 1024  # a source file larger than this is not read for directives
+from gemdoc.prose import MAX_BYTES  # the cap on any file gemdoc reads
 # Written at the start of its comment (``# @!method``): one indented under another directive or a class's
 # docstring (``#   @!method``, concurrent-ruby's macros) belongs to an object this file does not open.
 DIRECTIVE = re.compile(r"^\s*# ?@!?method\s+(self\.)?([A-Za-z_]\w*[?!=]?)\s*(\(.*\))?\s*$")
@@ -23,10 +23,10 @@ COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
 SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\b")
 
 
-def declared(root, sources: Iterable[str], symbols: list[dict], documented: set[str]) -> list[Chunk]:
+def declared(root, sources: Iterable[str], syms: list[dict], documented: set[str]) -> list[Chunk]:
     """The method entries the YARD directives in ``sources`` (Ruby files, relative to ``root``)
     declare, except those whose full name is in ``documented``."""
-    spans = _namespaces(symbols)
+    spans = _namespaces(syms)
     found: list[Chunk] = []
     for rel in sources:
         if not rel.endswith(".rb") or not spans.get(rel):
@@ -36,6 +36,8 @@ def declared(root, sources: Iterable[str], symbols: list[dict], documented: set[
             text = files.read_capped(path, MAX_BYTES).decode("utf-8", "replace") if path else ""
         except (OSError, ValueError):
             continue
+        if "@method" not in text and "@!method" not in text:
+            continue  # most files: no directive, and no walk for ``class << self``
         for chunk in _directives(text.splitlines(), rel, spans[rel]):
             if chunk.title not in documented:
                 documented.add(chunk.title)
@@ -43,13 +45,12 @@ def declared(root, sources: Iterable[str], symbols: list[dict], documented: set[
     return found
 
 
-def _namespaces(symbols: list[dict]) -> dict[str, list[tuple[int, int, str]]]:
+def _namespaces(syms: list[dict]) -> dict[str, list[tuple[int, int, str]]]:
     """Per file, each class or module opening as (first line, last line, full name)."""
     spans: dict[str, list[tuple[int, int, str]]] = {}
-    for sym in symbols:
+    for sym in syms:
         if sym["kind"] in ("class", "module") and sym.get("line") and sym.get("end_line"):
-            full = f"{sym['owner']}::{sym['name']}" if sym["owner"] else sym["name"]
-            spans.setdefault(sym["file"], []).append((sym["line"], sym["end_line"], full))
+            spans.setdefault(sym["file"], []).append((sym["line"], sym["end_line"], symbols.full_name(sym)))
     return spans
 
 
@@ -102,7 +103,4 @@ def _docstring(lines: list[str], number: int) -> str:
         if not comment or DIRECTIVE.match(line):
             break
         body.append(comment[1])
-    while body and not body[-1].strip():
-        body.pop()
-    indent = min((len(t) - len(t.lstrip()) for t in body if t.strip()), default=0)
-    return "\n".join(t[indent:] for t in body).strip("\n")
+    return textwrap.dedent("\n".join(body)).strip("\n").rstrip()

@@ -20,7 +20,7 @@ from gemdoc.prose import MAX_BYTES  # the cap on any file gemdoc reads
 # docstring (``#   @!method``, concurrent-ruby's macros) belongs to an object this file does not open.
 DIRECTIVE = re.compile(r"^\s*# ?@!?method\s+(self\.)?([A-Za-z_]\w*[?!=]?)\s*(\(.*\))?\s*$")
 COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
-SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\b")
+SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\s*(?:#.*)?$")  # not ``class << self; attr_x :y; end``
 
 
 def declared(root, sources: Iterable[str], syms: list[dict], documented: set[str]) -> list[Chunk]:
@@ -38,7 +38,8 @@ def declared(root, sources: Iterable[str], syms: list[dict], documented: set[str
             continue
         if "@method" not in text and "@!method" not in text:
             continue  # most files: no directive, and no walk for ``class << self``
-        for chunk in _directives(text.splitlines(), rel, spans[rel]):
+        lines = [line.removesuffix("\r") for line in text.split("\n")]  # Ruby's line numbers: \n only
+        for chunk in _directives(lines, rel, spans[rel]):
             if chunk.title not in documented:
                 documented.add(chunk.title)
                 found.append(chunk)
@@ -63,7 +64,7 @@ def _owner(spans: list[tuple[int, int, str]], line: int) -> str | None:
 def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -> list[Chunk]:
     """The entries of one file. A directive in ``class << self``, written ``self.name`` or with
     ``@!scope class`` declares a class method; one with ``@!visibility private`` is no API, nor is
-    ``initialize``."""
+    ``initialize`` or a directive with no text of its own."""
     singleton_spans = _singleton_spans(lines)
     chunks = []
     for number, line in enumerate(lines, start=1):
@@ -72,8 +73,8 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
         if not match or not owner:
             continue
         name, params, body = match[2], match[3] or "", _docstring(lines, number)
-        if "@!visibility private" in body or name == "initialize":  # ::new is RDoc's, and its class is
-            continue  # often a constant (``FilePart = UploadIO``) this file never opens
+        if not body.strip() or "@!visibility private" in body or name == "initialize":
+            continue  # nothing to read (RuboCop's node matchers); ::new is RDoc's, its class often a constant
         singleton = bool(match[1]) or "@!scope class" in body or any(a < number < b for a, b in singleton_spans)
         title = f"{owner}::{name}" if singleton else f"{owner}#{name}"
         chunks.append(Chunk(source_type="ri", title=title, heading=title, body=body, file=rel, line=number,

@@ -56,3 +56,30 @@ def test_a_name_already_documented_and_a_file_outside_the_gem_are_left_alone(tmp
     (tmp_path / "gem").mkdir()
     (tmp_path / "gem" / "lib").symlink_to(tmp_path / "lib")  # a symlink out of the gem is never read
     assert yard.declared(tmp_path / "gem", ["lib/outer.rb"], spans(), set()) == []
+
+
+SCOPES = """\
+module Knobs
+  class << self; attr_accessor :volume; end
+  LABEL = "page\\x0cbreak"
+
+  # @!method turn(degrees)
+  #   Turns the knob.
+  # @!method on_turn?(node)
+  def_node_matcher :on_turn?, "(send nil? :turn)"
+
+  class << self
+    # @!method reset
+    #   Resets every knob.
+  end
+end
+"""
+
+
+def test_scopes_lines_and_empty_directives(tmp_path):
+    """A one-line ``class << self`` opens no block; a directive without text is skipped (RuboCop's
+    node matchers); lines are counted as Ruby counts them, at \\n only (a form feed in a string)."""
+    (tmp_path / "knobs.rb").write_text(SCOPES)
+    spans = [{"kind": "module", "owner": "", "name": "Knobs", "file": "knobs.rb", "line": 1, "end_line": 14}]
+    found = {c.title: c.line for c in yard.declared(tmp_path, ["knobs.rb"], spans, set())}
+    assert found == {"Knobs#turn": 5, "Knobs::reset": 11}

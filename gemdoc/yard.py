@@ -4,8 +4,10 @@ DSL methods made by ``define_method`` or delegation are often documented with a 
 directive instead of a ``def``: ``# @!method create(name, *traits)`` in factory_bot,
 ``# @method allow_any_instance_of`` in rspec-mocks, ``# @!method self.define(name)`` in
 rspec-expectations. Each becomes a method entry of the innermost class or module the
-comment sits in (from the source's symbols), its docstring the comment lines that follow
-the directive up to the next directive or the block's end, cited at the directive's line.
+comment sits in (from the source's symbols), cited at the directive's line. Its docstring is
+the prose that opens the comment, above any directive, then the comment lines that follow the
+directive up to the next directive or the comment's end; directives stacked on consecutive lines
+share the lines under the last (Capybara's ``assert_content`` and ``assert_text``).
 A name RDoc already documents is left to RDoc, and so are the ``$1`` names of a macro.
 """
 
@@ -20,6 +22,8 @@ from gemdoc.prose import MAX_BYTES  # the cap on any file gemdoc reads
 # docstring (``#   @!method``, concurrent-ruby's macros) belongs to an object this file does not open.
 DIRECTIVE = re.compile(r"^\s*# ?@!?method\s+(self\.)?([A-Za-z_]\w*[?!=]?)\s*(\(.*\))?\s*$")
 COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
+SCOPE_TAG = re.compile(r"^\s*@!(?:scope|visibility)\b")
+END = re.compile(r"^(\s*)end\b")
 SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\s*(?:#.*)?$")  # not ``class << self; attr_x :y; end``
 
 
@@ -55,44 +59,112 @@ def _namespaces(syms: list[dict]) -> dict[str, list[tuple[int, int, str]]]:
     return spans
 
 
-def _owner(spans: list[tuple[int, int, str]], line: int) -> str | None:
-    """The innermost class or module whose body holds ``line``."""
-    inside = [(first, full) for first, last, full in spans if first < line < last]
-    return max(inside)[1] if inside else None
+def _owners(spans: list[tuple[int, int, str]], numbers: list[int]) -> dict[int, str]:
+    """The innermost class or module whose body holds each of the ascending line ``numbers``, in one
+    sweep (a parser's spans nest)."""
+    ordered, opened, owners, i = sorted(spans), [], {}, 0
+    for number in numbers:
+        while i < len(ordered) and ordered[i][0] < number:
+            opened.append(ordered[i])
+            i += 1
+        opened = [span for span in opened if number < span[1]]
+        if opened:
+            owners[number] = opened[-1][2]
+    return owners
 
 
 def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -> list[Chunk]:
     """The entries of one file. A directive in ``class << self``, written ``self.name`` or with
     ``@!scope class`` declares a class method; one with ``@!visibility private`` is no API, nor is
-    ``initialize`` or a directive with no text of its own."""
-    singleton_spans = _singleton_spans(lines)
+    ``initialize`` or a directive with no text at all. Each line is walked a bounded number of times
+    (a ``path:`` gem's file of stacked directives must not take quadratic time), and the entries' text
+    together is at most the file's size, since stacked directives share theirs (0.71 at most in gems)."""
+    singleton, starts, ends = _singleton_lines(lines), _comment_starts(lines), _stack_ends(lines)
+    owners = _owners(spans, [n for n, line in enumerate(lines, start=1) if DIRECTIVE.match(line)])
+    budget = sum(len(line) + 1 for line in lines)
+    leads: dict[int, str] = {}
+    texts: dict[int, str] = {}
     chunks = []
     for number, line in enumerate(lines, start=1):
-        match = DIRECTIVE.match(line)
-        owner = _owner(spans, number) if match else None
-        if not match or not owner:
+        if not (owner := owners.get(number)):
             continue
-        name, params, body = match[2], match[3] or "", _docstring(lines, number)
-        if not body.strip() or "@!visibility private" in body or name == "initialize":
-            continue  # nothing to read (RuboCop's node matchers); ::new is RDoc's, its class often a constant
-        singleton = bool(match[1]) or "@!scope class" in body or any(a < number < b for a, b in singleton_spans)
-        title = f"{owner}::{name}" if singleton else f"{owner}#{name}"
-        chunks.append(Chunk(source_type="ri", title=title, heading=title, body=body, file=rel, line=number,
-                            signature=f"{name}{params}", kind="method", name=name.lower()))  # fmt: skip
+        match = DIRECTIVE.match(line)
+        if ends[number] not in texts:
+            texts[ends[number]] = _docstring(lines, ends[number])
+        own = texts[ends[number]]  # a stack of directives shares the text under its last
+        if "@!visibility private" in own or match[2] == "initialize":
+            continue  # ::new is RDoc's, its class often a constant
+        if starts[number] not in leads:
+            leads[starts[number]] = _lead(lines, starts[number])
+        if not (body := "\n\n".join(part for part in (leads[starts[number]], _without_tags(own)) if part)):
+            continue  # nothing to read (RuboCop's node matchers)
+        if (budget := budget - len(body)) < 0:
+            break
+        class_method = bool(match[1]) or "@!scope class" in own or singleton[number]
+        chunks.append(_entry(owner, match, class_method, body, rel, number))
     return chunks
 
 
-def _singleton_spans(lines: list[str]) -> list[tuple[int, int]]:
-    """Each ``class << self`` block as (its line, its ``end``'s line), the ``end`` found at the same
-    indentation (gems' code is conventionally indented)."""
-    spans = []
+def _entry(owner: str, match: re.Match, singleton: bool, body: str, rel: str, number: int) -> Chunk:
+    name, params = match[2], match[3] or ""
+    title = f"{owner}::{name}" if singleton else f"{owner}#{name}"
+    return Chunk(source_type="ri", title=title, heading=title, body=body, file=rel, line=number,
+                 signature=f"{name}{params}", kind="method", name=name.lower())  # fmt: skip
+
+
+def _comment_starts(lines: list[str]) -> list[int]:
+    """For each line number (index; 0 unused), the first line of the run of comment lines it is in."""
+    starts = [0] * (len(lines) + 1)
     for number, line in enumerate(lines, start=1):
-        if opened := SINGLETON_OPEN.match(line):
-            end = re.compile(rf"^{opened[1]}end\b")
-            close = next((n for n in range(number + 1, len(lines) + 1) if end.match(lines[n - 1])), None)
-            if close:
-                spans.append((number, close))
-    return spans
+        starts[number] = starts[number - 1] if number > 1 and COMMENT.match(lines[number - 2]) else number
+    return starts
+
+
+def _stack_ends(lines: list[str]) -> list[int]:
+    """For each line number, the last of the directives stacked on consecutive lines from it: stacked
+    names (Capybara's ``assert_content`` over ``assert_text``) share the text written under the last."""
+    ends = list(range(len(lines) + 2))
+    for number in range(len(lines) - 1, 0, -1):
+        if DIRECTIVE.match(lines[number - 1]) and DIRECTIVE.match(lines[number]):
+            ends[number] = ends[number + 1]
+    return ends
+
+
+def _lead(lines: list[str], first: int) -> str:
+    """The prose that opens the comment starting on line ``first``, above its first directive or tag
+    (Capybara's ``# Assert text exists`` over four stacked assertions)."""
+    text = []
+    for line in lines[first - 1 :]:
+        comment = COMMENT.match(line)
+        if not comment or comment[1].lstrip().startswith("@"):
+            break  # a directive or tag: what follows is no longer the opening prose
+        if comment[1].strip() != "#":  # RDoc's ``##`` that opens a comment
+            text.append(comment[1])
+    return _without_tags(textwrap.dedent("\n".join(text)).strip("\n").rstrip())
+
+
+def _without_tags(text: str) -> str:
+    """``text`` without the YARD lines that only steer the directive (``@!scope``, ``@!visibility``)."""
+    kept = [line for line in text.split("\n") if not SCOPE_TAG.match(line)]
+    return "\n".join(kept).strip("\n")
+
+
+def _singleton_lines(lines: list[str]) -> list[bool]:
+    """For each line number, whether it is inside a ``class << self`` block, which ends at the first
+    ``end`` at its indentation (gems' code is conventionally indented)."""
+    depth, opened = [0] * (len(lines) + 2), {}
+    for number, line in enumerate(lines, start=1):
+        if start := SINGLETON_OPEN.match(line):
+            opened.setdefault(start[1], []).append(number)
+        elif (end := END.match(line)) and end[1] in opened:
+            for first in opened.pop(end[1]):
+                depth[first + 1] += 1
+                depth[number] -= 1
+    inside, running = [False] * (len(lines) + 1), 0
+    for number in range(1, len(lines) + 1):
+        running += depth[number]
+        inside[number] = running > 0
+    return inside
 
 
 def _docstring(lines: list[str], number: int) -> str:

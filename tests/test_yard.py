@@ -1,6 +1,8 @@
 """YARD method directives read from comments (gemdoc/yard.py), on files written here; the end-to-end
 case with RDoc and the fixture gem is in test_index.py."""
 
+import time
+
 from gemdoc import yard
 
 SOURCE = """\
@@ -83,3 +85,50 @@ def test_scopes_lines_and_empty_directives(tmp_path):
     spans = [{"kind": "module", "owner": "", "name": "Knobs", "file": "knobs.rb", "line": 1, "end_line": 14}]
     found = {c.title: c.line for c in yard.declared(tmp_path, ["knobs.rb"], spans, set())}
     assert found == {"Knobs#turn": 5, "Knobs::reset": 11}
+
+
+STACKED = """\
+module Assertions
+  ##
+  # Assert text exists
+  #
+  # @!method assert_content
+  # @!method assert_text
+  #   See {Matchers#assert_text}
+
+  # @!method get(url = nil)
+  # Makes a GET request.
+  # @!scope class
+  #
+  # @param url [String]
+  def_delegators :default_connection, :get
+end
+"""
+
+
+def test_stacked_directives_share_the_text_and_the_comment_opening_is_theirs(tmp_path):
+    """Capybara's minitest assertions: the prose above stacked directives and the text under the last
+    belong to each; ``@!scope`` steers the directive and is no text (faraday's ``Connection.get``)."""
+    (tmp_path / "assertions.rb").write_text(STACKED)
+    spans = [{"kind": "module", "owner": "", "name": "Assertions", "file": "assertions.rb", "line": 1, "end_line": 15}]
+    found = {c.title: c for c in yard.declared(tmp_path, ["assertions.rb"], spans, set())}
+    assert sorted(found) == ["Assertions#assert_content", "Assertions#assert_text", "Assertions::get"]
+    assert found["Assertions#assert_content"].body == "Assert text exists\n\nSee {Matchers#assert_text}"
+    assert found["Assertions#assert_content"].line == 5
+    assert found["Assertions#assert_text"].body == found["Assertions#assert_content"].body
+    assert found["Assertions::get"].body == "Makes a GET request.\n\n@param url [String]"
+
+
+def test_a_hostile_file_of_directives_takes_linear_time(tmp_path):
+    """A ``path:`` gem is untrusted: stacked directives, an endless comment and unclosed ``class << self``
+    lines are each walked a bounded number of times, and the text they share is not copied past the file's
+    size (the first cut took minutes and gigabytes on this file)."""
+    lines = ["module Flood"] + ["  class << self"] * 20_000 + ["  # lead"] * 20_000
+    lines += ["  # @!method m%d" % i for i in range(20_000)] + ["  #   text"] * 20_000 + ["end"]
+    (tmp_path / "flood.rb").write_text("\n".join(lines) + "\n")
+    spans = [{"kind": "module", "owner": "", "name": "Flood", "file": "flood.rb", "line": 1, "end_line": len(lines)}]
+    start = time.monotonic()
+    found = yard.declared(tmp_path, ["flood.rb"], spans, set())
+    assert found[0].title == "Flood#m0" and found[0].body == "lead\n" * 19_999 + "lead\n\n" + "text\n" * 19_999 + "text"
+    assert sum(len(c.body) for c in found) <= (tmp_path / "flood.rb").stat().st_size
+    assert time.monotonic() - start < 5

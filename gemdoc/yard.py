@@ -20,10 +20,11 @@ from gemdoc.chunk import Chunk
 from gemdoc.prose import MAX_BYTES  # the cap on any file gemdoc reads
 # Written at the start of its comment (``# @!method``): one indented under another directive or a class's
 # docstring (``#   @!method``, concurrent-ruby's macros) belongs to an object this file does not open.
-DIRECTIVE = re.compile(r"^\s*# ?@!?method\s+(self\.)?([A-Za-z_]\w*[?!=]?)\s*(\(.*\))?\s*$")
+DIRECTIVE = re.compile(r"^\s*+# ?@!?method\s++(self\.)?([A-Za-z_]\w*+[?!=]?)\s*+(\(.*\))?\s*+$")  # possessive: linear
 COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
 SCOPE_TAG = re.compile(r"^\s*@!(?:scope|visibility)\b")
 END = re.compile(r"^(\s*)end\b")
+VISIBILITY = re.compile(r"^\s*+(private|protected|public)\s*+(?:#.*)?$")  # bare: the methods after it
 SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\s*(?:#.*)?$")  # not ``class << self; attr_x :y; end``
 
 
@@ -59,50 +60,67 @@ def _namespaces(syms: list[dict]) -> dict[str, list[tuple[int, int, str]]]:
     return spans
 
 
-def _owners(spans: list[tuple[int, int, str]], numbers: list[int]) -> dict[int, str]:
-    """The innermost class or module whose body holds each of the ascending line ``numbers``, in one
-    sweep (a parser's spans nest)."""
-    ordered, opened, owners, i = sorted(spans), [], {}, 0
+def _owners(spans: list[tuple[int, int, str]], numbers: list[int]) -> dict[int, tuple[int, int, str]]:
+    """The innermost class or module span whose body holds each of the ascending line ``numbers``, in
+    one sweep over a stack (a parser's spans nest; of two opened on one line, the inner ends first)."""
+    ordered, opened, owners, i = sorted(spans, key=lambda span: (span[0], -span[1])), [], {}, 0
     for number in numbers:
         while i < len(ordered) and ordered[i][0] < number:
             opened.append(ordered[i])
             i += 1
-        opened = [span for span in opened if number < span[1]]
+        while opened and opened[-1][1] <= number:
+            opened.pop()
         if opened:
-            owners[number] = opened[-1][2]
+            owners[number] = opened[-1]
     return owners
 
 
 def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -> list[Chunk]:
     """The entries of one file. A directive in ``class << self``, written ``self.name`` or with
-    ``@!scope class`` declares a class method; one with ``@!visibility private`` is no API, nor is
-    ``initialize`` or a directive with no text at all. Each line is walked a bounded number of times
-    (a ``path:`` gem's file of stacked directives must not take quadratic time), and the entries' text
-    together is at most the file's size, since stacked directives share theirs (0.71 at most in gems)."""
-    singleton, starts, ends = _singleton_lines(lines), _comment_starts(lines), _stack_ends(lines)
-    owners = _owners(spans, [n for n, line in enumerate(lines, start=1) if DIRECTIVE.match(line)])
+    ``@!scope class`` declares a class method; one after a bare ``private`` or ``protected``, or with
+    ``@!visibility private``, is no API, nor is ``initialize`` or a directive with no text at all. Each
+    line is walked a bounded number of times (a ``path:`` gem's file must not take quadratic time),
+    and the entries' text together is at most the file's size, since stacked directives share theirs
+    (0.71 at most in gems)."""
+    found = [bool(DIRECTIVE.match(line)) for line in lines]
+    singleton, starts, ends = _singleton_lines(lines), _comment_starts(lines), _stack_ends(found)
+    hidden = _hidden(lines, spans, found, singleton)
     budget = sum(len(line) + 1 for line in lines)
     leads: dict[int, str] = {}
-    texts: dict[int, str] = {}
+    texts: dict[int, tuple[str, bool, bool]] = {}
     chunks = []
-    for number, line in enumerate(lines, start=1):
-        if not (owner := owners.get(number)):
-            continue
-        match = DIRECTIVE.match(line)
-        if ends[number] not in texts:
-            texts[ends[number]] = _docstring(lines, ends[number])
-        own = texts[ends[number]]  # a stack of directives shares the text under its last
-        if "@!visibility private" in own or match[2] == "initialize":
+    for number, owner in _owners(spans, [n for n in range(1, len(lines) + 1) if found[n - 1]]).items():
+        match = DIRECTIVE.match(lines[number - 1])
+        if ends[number] not in texts:  # a stack of directives shares the text under its last
+            own = _docstring(lines, found, ends[number])
+            texts[ends[number]] = (_without_tags(own), "@!visibility private" in own, "@!scope class" in own)
+        own, private, class_scope = texts[ends[number]]
+        if private or hidden[number] or match[2] == "initialize":
             continue  # ::new is RDoc's, its class often a constant
         if starts[number] not in leads:
             leads[starts[number]] = _lead(lines, starts[number])
-        if not (body := "\n\n".join(part for part in (leads[starts[number]], _without_tags(own)) if part)):
+        if not (body := "\n\n".join(part for part in (leads[starts[number]], own) if part)):
             continue  # nothing to read (RuboCop's node matchers)
         if (budget := budget - len(body)) < 0:
             break
-        class_method = bool(match[1]) or "@!scope class" in own or singleton[number]
-        chunks.append(_entry(owner, match, class_method, body, rel, number))
+        class_method = bool(match[1]) or class_scope or singleton[number]
+        chunks.append(_entry(owner[2], match, class_method, body, rel, number))
     return chunks
+
+
+def _hidden(lines: list[str], spans: list[tuple[int, int, str]], found: list[bool], singleton: list[bool]) -> list[bool]:
+    """For each line number, whether a directive there follows a bare ``private`` or ``protected`` in
+    the same class or module body (and the same side of ``class << self``), as Ruby's methods would."""
+    marks = [n for n, line in enumerate(lines, start=1) if found[n - 1] or VISIBILITY.match(line)]
+    state: dict[tuple, str] = {}
+    hidden = [False] * (len(lines) + 1)
+    for number, owner in _owners(spans, marks).items():
+        where = (owner, singleton[number])
+        if keyword := VISIBILITY.match(lines[number - 1]):
+            state[where] = keyword[1]
+        else:
+            hidden[number] = state.get(where, "public") != "public"
+    return hidden
 
 
 def _entry(owner: str, match: re.Match, singleton: bool, body: str, rel: str, number: int) -> Chunk:
@@ -120,12 +138,12 @@ def _comment_starts(lines: list[str]) -> list[int]:
     return starts
 
 
-def _stack_ends(lines: list[str]) -> list[int]:
-    """For each line number, the last of the directives stacked on consecutive lines from it: stacked
-    names (Capybara's ``assert_content`` over ``assert_text``) share the text written under the last."""
-    ends = list(range(len(lines) + 2))
-    for number in range(len(lines) - 1, 0, -1):
-        if DIRECTIVE.match(lines[number - 1]) and DIRECTIVE.match(lines[number]):
+def _stack_ends(found: list[bool]) -> list[int]:
+    """For each line number, the last of the directives (``found``) stacked on consecutive lines from it:
+    stacked names (Capybara's ``assert_content`` over ``assert_text``) share the text under the last."""
+    ends = list(range(len(found) + 2))
+    for number in range(len(found) - 1, 0, -1):
+        if found[number - 1] and found[number]:
             ends[number] = ends[number + 1]
     return ends
 
@@ -134,13 +152,13 @@ def _lead(lines: list[str], first: int) -> str:
     """The prose that opens the comment starting on line ``first``, above its first directive or tag
     (Capybara's ``# Assert text exists`` over four stacked assertions)."""
     text = []
-    for line in lines[first - 1 :]:
-        comment = COMMENT.match(line)
+    for index in range(first - 1, len(lines)):
+        comment = COMMENT.match(lines[index])
         if not comment or comment[1].lstrip().startswith("@"):
             break  # a directive or tag: what follows is no longer the opening prose
         if comment[1].strip() != "#":  # RDoc's ``##`` that opens a comment
             text.append(comment[1])
-    return _without_tags(textwrap.dedent("\n".join(text)).strip("\n").rstrip())
+    return textwrap.dedent("\n".join(text)).strip("\n").rstrip()
 
 
 def _without_tags(text: str) -> str:
@@ -167,13 +185,13 @@ def _singleton_lines(lines: list[str]) -> list[bool]:
     return inside
 
 
-def _docstring(lines: list[str], number: int) -> str:
-    """The comment lines after the directive on line ``number``, to the next directive or the block's end,
-    their common indentation removed."""
+def _docstring(lines: list[str], found: list[bool], number: int) -> str:
+    """The comment lines after the directive on line ``number``, to the next directive (``found``) or the
+    comment's end, their common indentation removed."""
     body: list[str] = []
-    for line in lines[number:]:
-        comment = COMMENT.match(line)
-        if not comment or DIRECTIVE.match(line):
+    for index in range(number, len(lines)):
+        comment = COMMENT.match(lines[index])
+        if not comment or found[index]:
             break
         body.append(comment[1])
     return textwrap.dedent("\n".join(body)).strip("\n").rstrip()

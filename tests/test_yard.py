@@ -3,6 +3,8 @@ case with RDoc and the fixture gem is in test_index.py."""
 
 import time
 
+import pytest
+
 from gemdoc import yard
 
 SOURCE = """\
@@ -132,3 +134,63 @@ def test_a_hostile_file_of_directives_takes_linear_time(tmp_path):
     assert found[0].title == "Flood#m0" and found[0].body == "lead\n" * 19_999 + "lead\n\n" + "text\n" * 19_999 + "text"
     assert sum(len(c.body) for c in found) <= (tmp_path / "flood.rb").stat().st_size
     assert time.monotonic() - start < 5
+
+
+HOSTILE = {
+    "a directive and a comment line, again and again": "  #@method a\n  #t\n" * 60_000,
+    "stacked directives over steering lines only": "  # @!method m\n" * 10_000 + "  # @!scope class\n" * 10_000,
+    "a directive with a long run of blanks": "  # @!method a" + " " * 40_000 + "x\n",
+    "namespaces nested deep": "module N\n" * 20_000 + "  # @!method a\n  #   A.\n" * 20_000 + "end\n" * 20_000,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE))
+def test_hostile_shapes_take_linear_time(tmp_path, shape):
+    """Shapes a cold review found quadratic, or worse, in a first cut: copying the rest of the file per
+    directive, per-directive work on shared text, regex backtracking, and the owner search."""
+    text = "module Flood\n" + HOSTILE[shape] + "end\n"
+    (tmp_path / "flood.rb").write_text(text)
+    count = text.count("\n")
+    spans = [{"kind": "module", "owner": "", "name": "Flood", "file": "flood.rb", "line": 1, "end_line": count}]
+    if shape.startswith("namespaces"):
+        spans += [{"kind": "module", "owner": "", "name": f"N{k}", "file": "flood.rb", "line": 2 + k,
+                   "end_line": count - 1 - k} for k in range(20_000)]  # short names: the sweep is what is timed
+    start = time.monotonic()
+    yard.declared(tmp_path, ["flood.rb"], spans, set())
+    assert time.monotonic() - start < 3
+
+
+VISIBILITY = """\
+module Outer; class Inner
+  # @!method shown
+  #   Public.
+  def_node_matcher :shown, "(send)"
+
+  class << self
+    private
+
+    # @!method hidden_too
+    #   Private class method.
+  end
+
+  # @!method still_shown
+  #   The private above was the singleton class's.
+
+  private # helpers
+
+  # @!method helper?(node)
+  #   Private, as YARD would file it.
+  def_node_matcher :helper?, "(send)"
+end
+end
+"""
+
+
+def test_a_bare_private_hides_the_directives_after_it_and_one_line_namespaces_nest(tmp_path):
+    """RuboCop's node matchers after ``private`` are no API (YARD files them private); of two namespaces
+    opened on one line, the inner one owns the directives."""
+    (tmp_path / "vis.rb").write_text(VISIBILITY)
+    spans = [{"kind": "module", "owner": "", "name": "Outer", "file": "vis.rb", "line": 1, "end_line": 23},
+             {"kind": "class", "owner": "Outer", "name": "Inner", "file": "vis.rb", "line": 1, "end_line": 22}]
+    found = [c.title for c in yard.declared(tmp_path, ["vis.rb"], spans, set())]
+    assert found == ["Outer::Inner#shown", "Outer::Inner#still_shown"]

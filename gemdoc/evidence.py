@@ -77,9 +77,9 @@ WORD_FREQUENCIES = Path(__file__).resolve().parent / "data" / "word_frequencies.
 ABSENT_SUBJECT_RULE = True  # the overrule above; benchmarks/evidence_bars.py measures it on the agent forms
 INSISTED_SUBJECT_RULE = True  # ...and its form that named APIs do not stop; measured the same way
 # The highest floor refusing at most 2% of the answerable dev agent forms (evidence_bars.py). On the forms of
-# SKILL.md c509d3b87459 that is 0.55 (1.5%; 0.6: 3.5%): dev silence 0.788 -> 0.833 for hit@1 0.859 -> 0.848,
-# and test agreed (silence 0.800 -> 0.829, nothing more refused). On the earlier forms it was 0.45.
-REPHRASING_FLOOR = 0.55
+# SKILL.md e9702813a3e4 that is 0.50 (2.0%; 0.55: 4.0%, 0.45: 1.0%); test is the same at either (refused 0.007,
+# silence 0.886). On the forms of c509d3b87459 it was 0.55, on earlier ones 0.45.
+REPHRASING_FLOOR = 0.50
 SPECIFIC_API_RULE = True  # ...which a documented method or cop named by its full name stands against (see above)
 ASKED_SUBJECT_RULE = True  # the question as typed: an absent subject in its sentence that asks (see above)
 OWN_NAMES_RULE = True  # the user's own class names (search.own_names) weigh as ordinary words (evidence_bars.py)

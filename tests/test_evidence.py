@@ -192,7 +192,8 @@ def test_a_rephrasing_no_passage_comes_near_refuses_whatever_the_words_matched(p
     assert ask.semantic(bundle, far, ungated, embedder, matrix, False).evidence.rephrasing is not None
     assert ask.semantic(bundle, question, ungated, embedder, matrix, True).evidence.rephrasing is None  # vsearch
     text = cli("query", "-C", str(project), far).output  # the text says what refused, to three places:
-    assert re.search(r"vec: nearest cosine -?0\.\d{3} \(floor 0\.55\)", text)  # 0.548 is not "0.55 (floor 0.55)"
+    floor = re.escape(f"(floor {evidence.REPHRASING_FLOOR})")
+    assert re.search(rf"vec: nearest cosine -?0\.\d{{3}} {floor}", text)  # 0.548 is not "0.55 (floor 0.55)"
     assert "part text, its words alone: enough" in text  # the question's words passed; the cosine refused
     conn = sqlite3.connect(paths.store_path())
     conn.execute("DELETE FROM vectors WHERE digest IN (SELECT digest FROM chunks WHERE title = 'Filler#m1')")

@@ -82,15 +82,18 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
     line is walked a bounded number of times (a ``path:`` gem's file must not take quadratic time),
     and the entries' text together is at most the file's size, since stacked directives share theirs
     (0.71 at most in gems)."""
-    found = [bool(DIRECTIVE.match(line)) for line in lines]
+    found = [DIRECTIVE.match(line) for line in lines]
     singleton, starts, ends = _singleton_lines(lines), _comment_starts(lines), _stack_ends(found)
-    hidden = _hidden(lines, spans, found, singleton)
+    marks = [n for n, line in enumerate(lines, start=1) if found[n - 1] or VISIBILITY.match(line)]
+    owners = _owners(spans, marks)  # of each directive and each bare ``private``, in one sweep
+    hidden = _hidden(lines, owners, singleton)
     budget = sum(len(line) + 1 for line in lines)
     leads: dict[int, str] = {}
     texts: dict[int, tuple[str, bool, bool]] = {}
     chunks = []
-    for number, owner in _owners(spans, [n for n in range(1, len(lines) + 1) if found[n - 1]]).items():
-        match = DIRECTIVE.match(lines[number - 1])
+    for number, owner in owners.items():
+        if not (match := found[number - 1]):
+            continue  # a ``private`` line
         if ends[number] not in texts:  # a stack of directives shares the text under its last
             own = _docstring(lines, found, ends[number])
             texts[ends[number]] = (_without_tags(own), "@!visibility private" in own, "@!scope class" in own)
@@ -108,13 +111,13 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
     return chunks
 
 
-def _hidden(lines: list[str], spans: list[tuple[int, int, str]], found: list[bool], singleton: list[bool]) -> list[bool]:
+def _hidden(lines: list[str], owners: dict[int, tuple[int, int, str]], singleton: list[bool]) -> list[bool]:
     """For each line number, whether a directive there follows a bare ``private`` or ``protected`` in
-    the same class or module body (and the same side of ``class << self``), as Ruby's methods would."""
-    marks = [n for n, line in enumerate(lines, start=1) if found[n - 1] or VISIBILITY.match(line)]
+    the same class or module body (``owners``: of the directives and those lines, ascending), on the
+    same side of ``class << self``, as Ruby's methods would."""
     state: dict[tuple, str] = {}
     hidden = [False] * (len(lines) + 1)
-    for number, owner in _owners(spans, marks).items():
+    for number, owner in owners.items():
         where = (owner, singleton[number])
         if keyword := VISIBILITY.match(lines[number - 1]):
             state[where] = keyword[1]
@@ -138,7 +141,7 @@ def _comment_starts(lines: list[str]) -> list[int]:
     return starts
 
 
-def _stack_ends(found: list[bool]) -> list[int]:
+def _stack_ends(found: list[re.Match | None]) -> list[int]:
     """For each line number, the last of the directives (``found``) stacked on consecutive lines from it:
     stacked names (Capybara's ``assert_content`` over ``assert_text``) share the text under the last."""
     ends = list(range(len(found) + 2))
@@ -185,7 +188,7 @@ def _singleton_lines(lines: list[str]) -> list[bool]:
     return inside
 
 
-def _docstring(lines: list[str], found: list[bool], number: int) -> str:
+def _docstring(lines: list[str], found: list[re.Match | None], number: int) -> str:
     """The comment lines after the directive on line ``number``, to the next directive (``found``) or the
     comment's end, their common indentation removed."""
     body: list[str] = []

@@ -429,7 +429,8 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
         raise UsageError(str(exc)) from exc
     row = shower.find_chunk(conn, address, entry)
     if row is not None and not source:
-        return shower.chunk_text(row, uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"]))
+        link = uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"])
+        return shower.chunk_text(row, link, shower.whole(conn, row, entry))
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
         raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")

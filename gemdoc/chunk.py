@@ -42,3 +42,22 @@ def identifier_words(text: str) -> str:
         for part in CAMEL.findall(token):
             words.setdefault(part.lower(), None)
     return " ".join(words)
+
+
+def passages(chunks: list[Chunk]) -> list[tuple[int, int]]:
+    """The positions (first, last) of each run of two or more consecutive chunks cut from one passage:
+    a long class comment's sections (ri, one title) or a long section's pieces (one heading), of one
+    kind at one location (a method and an attribute of one name are two passages). ``show`` prints
+    such a run whole, and the evidence gate weighs a class comment's run as one passage."""
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(chunks) + 1):
+        if i == len(chunks) or _passage_key(chunks[i]) != _passage_key(chunks[start]):
+            if i - start > 1:
+                runs.append((start, i - 1))
+            start = i
+    return runs
+
+
+def _passage_key(chunk: Chunk) -> tuple:
+    return chunk.source_type, chunk.kind, chunk.file, chunk.line, chunk.title if chunk.source_type == "ri" else chunk.heading

@@ -226,7 +226,7 @@ def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: boo
 @click.option("--context", type=click.IntRange(0, 200, clamp=True), default=12, show_default=True,
               help="Source lines on each side of the location.")  # fmt: skip
 def show(address, project_dir, source, context) -> None:
-    """Print the chunk a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, or its source lines."""
+    """Print the passage a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, whole, or its source lines."""
     from gemdoc import ask
 
     click.echo(ask.show(ask.open_bundle(shell.project_root(project_dir)), address, source, context))

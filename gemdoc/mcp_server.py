@@ -150,7 +150,7 @@ def build(start: Path) -> MCPServer:
              source: Annotated[bool, Field(description="Print the gem's source lines around it instead.")] = False,
              context: Annotated[int, Field(description="Source lines either side (with source).")] = 12,
              ) -> str:  # fmt: skip
-        """The full chunk a result's uri names, or the source lines around it."""
+        """The full passage a result's uri names, or the source lines around it."""
         text = ask.show(session.bundle(), uri, source, context)
         return json.dumps({"uri": uri, "text": text}, ensure_ascii=False)
 

@@ -14,10 +14,10 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gemdoc import files, paths, shim, symbols, yard
+from gemdoc import files, paths, shim, splitter, symbols, yard
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.locations import GemLocation
@@ -27,6 +27,10 @@ EXTRACT_FILE = "extract.json"
 ATTEMPTS = 3  # of reading or generating a gem's cache entry while something removes the cache
 API_DIRS = ("lib", "ext", "app")  # app/: a Rails engine's models, controllers, jobs (ActiveStorage::Blob)
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
+# A class or module comment longer than this is cut at its headings, as a guide is: ActiveRecord's
+# Associations::ClassMethods (36 KB) or Minitest's (its README) as one chunk matched most everyday words
+# of a question and ranked first on sheer coverage. Each section keeps the class's title and citation.
+LONG_COMMENT = 2 * splitter.TARGET
 
 
 class SkipGem(GemdocError):
@@ -166,7 +170,7 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
             methods += 1
             located += where is not None
         cited.add(id(where))
-        chunks.append(_chunk(entry, where))
+        chunks.extend(_sections(_chunk(entry, where)))
     documented = {(c.title.rpartition("#")[0] or c.title.rpartition("::")[0], c.name) for c in chunks}
     hidden = [s for s in syms if s["kind"] == "method" and id(s) not in cited
               and (s["owner"], s["name"].lower()) not in documented]  # fmt: skip
@@ -186,6 +190,21 @@ def _chunk(entry: dict, where: dict | None) -> Chunk:
         kind=entry["kind"],
         name=entry["name"].lower(),
     )
+
+
+def _sections(chunk: Chunk) -> list[Chunk]:
+    """A long class or module comment as one chunk per section (and piece of a long section), each
+    headed ``Full::Name > Section`` and opening with its heading line, so that its words are searched
+    and ``show`` prints the comment whole with its headings; the rest as it is."""
+    if chunk.kind not in ("class", "module") or len(chunk.body) <= LONG_COMMENT:
+        return [chunk]
+    found = []
+    for section in splitter.sections(chunk.body, "markdown"):
+        head = ["#" * len(section.path) + " " + section.path[-1]] if section.path else []
+        body = "\n".join(head + section.lines).strip("\n")
+        heading = " > ".join([chunk.title, *section.path])
+        found += [replace(chunk, heading=heading, body=piece) for piece in splitter.split_long(body) if piece.strip()]
+    return found or [chunk]
 
 
 def _signature(entry: dict, where: dict | None) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from gemdoc import terms as q
 from gemdoc.chunk import Chunk
 from gemdoc.store import PROFILES as TABLE
+from gemdoc.store import has_table
 
 ROLE_WEIGHT = 0.5  # 0.0: off
 README_OPENING = 600  # characters of the first README chunk that go into a profile
@@ -38,7 +39,7 @@ def fit(conn: sqlite3.Connection, words: list[str], entries: dict[int, str]) -> 
     """The factor each gem of the bundle (``entries``: entry id -> gem name) gets for a question of
     ``words``: 1 + ROLE_WEIGHT x its profile's bm25 over the best of the bundle; a gem whose profile
     holds none of the words is left out (factor 1)."""
-    if not ROLE_WEIGHT or not words or not entries or not _has_profiles(conn):
+    if not ROLE_WEIGHT or not words or not entries or not has_table(conn, TABLE):
         return {}
     ids = list(entries)
     rows = conn.execute(f"SELECT rowid, -bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ? "
@@ -46,8 +47,3 @@ def fit(conn: sqlite3.Connection, words: list[str], entries: dict[int, str]) -> 
     scores = {entries[entry]: score for entry, score in rows if score > 0}
     best = max(scores.values(), default=0.0)
     return {gem: 1.0 + ROLE_WEIGHT * score / best for gem, score in scores.items()} if best else {}
-
-
-def _has_profiles(conn: sqlite3.Connection) -> bool:
-    """A store written before profiles existed has no table (its projects re-index: see indexer.EXTRACTOR_VERSION)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [TABLE]).fetchone() is not None

@@ -25,7 +25,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   authorization library"), and each gem's size: a gem of many chunks holds, by chance alone, more
   chunks that match a long question's ordinary words, so its chunks count (its chunks / the
   bundle's median)^-SIZE_POWER;
-- only the best chunk per (gem, file, heading) is kept before the limit.
+- only the best chunk per citation (gem, file, and the ri title or the prose heading: one class comment's
+  sections are one citation) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
 contiguous), checked in Python: cheaper than any filter inside MATCH.
@@ -37,13 +38,13 @@ import math
 import re
 import sqlite3
 import threading
-from collections.abc import Container
+from collections.abc import Collection, Container
 from dataclasses import dataclass, field
 
 from gemdoc import evidence, roles
 from gemdoc import terms as q
 from gemdoc.stopwords import ENGLISH
-from gemdoc.store import FTS_COLUMNS, TOKENIZER
+from gemdoc.store import FTS_COLUMNS, PASSAGES, TOKENIZER, has_table
 
 WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0}
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
@@ -119,6 +120,7 @@ class Scope:
         self.names = sorted({r[4] for r in rows if r[0] in wanted})
         self.entries = {i: name for i, f, _, _, name in rows if i in wanted and f is not None}  # id -> gem
         self.sizes = {name: n or 0 for i, f, _, n, name in rows if i in wanted and f is not None}  # gem -> chunks
+        self.passages = passages(conn, list(self.entries))
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -129,6 +131,17 @@ class Scope:
 
     def __bool__(self) -> bool:
         return bool(self.ranges)
+
+
+def passages(conn: sqlite3.Connection, entries: list[int]) -> list[tuple[int, int]]:
+    """The rowid runs (first, last), in order, of the long class comments cut into sections
+    (chunk.passages) in ``entries``. Only those: on main a class comment was one chunk however long,
+    while a long prose section was always weighed piece by piece."""
+    if not entries or not has_table(conn, PASSAGES):
+        return []
+    marks = ",".join("?" * len(entries))
+    return conn.execute(f"SELECT p.first, p.last FROM {PASSAGES} p JOIN chunks c ON c.id = p.first "
+                        f"WHERE p.entry IN ({marks}) AND c.source_type = 'ri' ORDER BY p.first", entries).fetchall()  # fmt: skip
 
 
 class Stemmer:
@@ -329,7 +342,7 @@ def _in_bundle(p: Plan, scores: dict[int, float]) -> set[str]:
 
 
 def _assess(p: Plan, in_bundle: set[str], held: float, exact: bool, own: set[str]) -> evidence.Evidence:
-    """``held``: the most rarity of kept terms one chunk in scope holds. Kept terms are either
+    """``held``: the most rarity of kept terms one passage in scope holds. Kept terms are either
     all distinctive or (when none is) all ubiquitous, and then no distinctive rarity is held."""
     rarity = {t: p.idf.get(t, p.absent_idf) for t in p.terms}
     distinctive = [t for t in p.terms if t not in p.ubiquitous]
@@ -339,7 +352,7 @@ def _assess(p: Plan, in_bundle: set[str], held: float, exact: bool, own: set[str
 
 
 def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]], float]:
-    """Scores and matched terms of the chunks in scope, and the most rarity one of them holds."""
+    """Scores and matched terms of the chunks in scope, and the most rarity one passage of them holds."""
     sums: dict[int, float] = {}
     rarity: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
@@ -356,7 +369,25 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
                 sums[rowid], rarity[rowid], weighed[rowid], matched[rowid] = score * weight, idf, idf * weight, [term]
     total_idf = weighed_idf(p, p.kept) or 1.0
     scores = {r: sums[r] * (weighed[r] / total_idf) ** COVERAGE_POWER for r in scope.keep(sums)}
-    return scores, matched, max((rarity[r] for r in scores), default=0.0)
+    return scores, matched, passage_held(scope.passages, scores, rarity, matched, p.idf)
+
+
+def passage_held(runs: list[tuple[int, int]], rows: Collection[int], rarity: dict[int, float],
+                 matched: dict[int, list[str]], idf: dict[str, float]) -> float:
+    """The most rarity of the question's terms one passage holds: one chunk, or one run of chunks cut
+    from a long class comment (``runs``, in order). The evidence gate's concentration is then the same
+    however finely such a comment is cut for ranking. ``rows``: the matching chunks in scope;
+    ``rarity``: each one's own."""
+    best = max((rarity[r] for r in rows), default=0.0)
+    if not runs:
+        return best
+    starts = [first for first, _ in runs]
+    together: dict[int, set[str]] = {}
+    for rowid in rows:
+        i = bisect.bisect_right(starts, rowid) - 1
+        if i >= 0 and rowid <= runs[i][1]:
+            together.setdefault(i, set()).update(matched[rowid])
+    return max([best, *(sum(idf[t] for t in terms) for terms in together.values())])
 
 
 def _boost_versions(conn: sqlite3.Connection, owned: list[tuple[str, str]], scope: Scope, scores: dict,
@@ -529,7 +560,7 @@ def best_per_citation(hits: list[Hit]) -> list[Hit]:
     seen: set[tuple] = set()
     best = []
     for hit in hits:
-        key = (hit.gem, hit.file, hit.heading)
+        key = (hit.gem, hit.file, hit.title if hit.source_type == "ri" else hit.heading)  # a class's sections: one
         if key not in seen:
             seen.add(key)
             best.append(hit)

@@ -1,4 +1,4 @@
-"""`gemdoc show URI`: the chunk a result's URI names, or the source lines around its location."""
+"""`gemdoc show URI`: the passage a result's URI names, whole, or the source lines around its location."""
 
 import sqlite3
 from pathlib import Path
@@ -25,8 +25,10 @@ def entry_of(conn: sqlite3.Connection, address: Address, gems: list[int], projec
     return row[0]
 
 
+COLUMNS = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
+
+
 def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite3.Row | None:
-    columns = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
     if address.line is not None:
         sql, args = "file = ? AND line = ?", [address.path, address.line]
     elif address.path:
@@ -34,9 +36,22 @@ def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite
     else:
         sql, args = "file IS NULL AND title = ?", [address.title]
     return conn.execute(
-        f"SELECT {columns} FROM chunks WHERE entry = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
+        f"SELECT {COLUMNS} FROM chunks WHERE entry = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
         [entry, *args],
     ).fetchone()
+
+
+def whole(conn: sqlite3.Connection, row: sqlite3.Row, entry: int) -> str:
+    """The text of every chunk cut from the same passage as ``row`` (chunk.passages), in order: the
+    pieces of a long section, the sections of a long class comment (ri.LONG_COMMENT)."""
+    run = None
+    if store.has_table(conn, store.PASSAGES):
+        run = conn.execute(f"SELECT first, last FROM {store.PASSAGES} WHERE entry = ? AND ? BETWEEN first AND last",
+                           [entry, row["id"]]).fetchone()  # fmt: skip
+    if run is None:
+        return row["body"].strip()
+    rows = conn.execute("SELECT body FROM chunks WHERE id BETWEEN ? AND ? ORDER BY id", list(run)).fetchall()
+    return "\n\n".join(r[0].strip() for r in rows if r[0].strip())
 
 
 def gem_root(conn: sqlite3.Connection, entry: int) -> Path:
@@ -84,9 +99,10 @@ def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: i
     return f"{address.gem} {address.version} {address.path}:{start}-{end}\n" + "\n".join(body)
 
 
-def chunk_text(row: sqlite3.Row, uri: str) -> str:
+def chunk_text(row: sqlite3.Row, uri: str, body: str) -> str:
     where = f"{row['file']}:{row['line']}" if row["file"] and row["line"] else row["file"] or "(no source location)"
-    head = [f"{row['title']}", f"{row['gem']} {row['version']} · {row['source_type']} · {where}", uri]
+    title = row["title"] if row["source_type"] == "ri" else row["heading"]  # a section whole, not ``· 2/5``
+    head = [title, f"{row['gem']} {row['version']} · {row['source_type']} · {where}", uri]
     if row["signature"] and row["source_type"] == "ri":
         head.append(row["signature"])
-    return "\n".join(head) + "\n\n" + row["body"].strip()
+    return "\n".join(head) + "\n\n" + body

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemdoc import __version__, damage
-from gemdoc.chunk import Chunk
+from gemdoc.chunk import Chunk, passages
 from gemdoc.errors import StoreError
 
 SCHEMA_VERSION = 3
@@ -28,6 +28,7 @@ FTS_COLUMNS = ("title", "names", "signature", "body")
 TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use the same
 PROFILES = "profiles"  # FTS5 over each entry's profile (roles.profile), rowid = the entry's id
 UNDOCUMENTED = "undocumented"  # methods an entry's source defines and no chunk documents (ri.to_chunks)
+PASSAGES = "passages"  # rowid runs (first, last) of chunks cut from one passage (chunk.passages)
 CHUNK_COLUMNS = (
     "entry", "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
@@ -76,6 +77,12 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
         return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
     except sqlite3.DatabaseError:
         return {}
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the store has table ``name``: a store written by an older gemdoc may lack a later one
+    until its projects re-index (indexer.EXTRACTOR_VERSION)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [name]).fetchone() is not None
 
 
 def check_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -153,6 +160,8 @@ class Writer:
         self.db.execute(f"CREATE TABLE IF NOT EXISTS {UNDOCUMENTED} (entry INTEGER, owner TEXT, name TEXT, "
                         "singleton INTEGER, file TEXT, line INTEGER)")  # fmt: skip
         self.db.execute(f"CREATE INDEX IF NOT EXISTS {UNDOCUMENTED}_name ON {UNDOCUMENTED} (name)")
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {PASSAGES} (entry INTEGER, first INTEGER, last INTEGER)")
+        self.db.execute(f"CREATE INDEX IF NOT EXISTS {PASSAGES}_entry ON {PASSAGES} (entry)")
 
     def _create(self) -> None:
         self.db.enable_wal()
@@ -216,7 +225,13 @@ class Writer:
                 f"INSERT INTO {UNDOCUMENTED} (entry, owner, name, singleton, file, line) VALUES (?, ?, ?, ?, ?, ?)",
                 [(entry, d["owner"], d["name"], int(bool(d["singleton"])), d["file"], d["line"]) for d in undocumented],
             )
-            self.db["gems"].update(entry, self._span(entry, record))
+            span = self._span(entry, record)
+            self.db["gems"].update(entry, span)
+            self.db.execute(f"DELETE FROM {PASSAGES} WHERE entry = ?", [entry])
+            self.db.conn.executemany(
+                f"INSERT INTO {PASSAGES} (entry, first, last) VALUES (?, ?, ?)",
+                [(entry, span["first_id"] + a, span["first_id"] + b) for a, b in passages(chunks)],
+            )
         return ("updated" if prior else "indexed"), entry
 
     def _upsert(self, record: GemRecord) -> int:

@@ -4,6 +4,7 @@ embedded with the real fastembed and the small model in ../shared/models."""
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from gemdoc import embed, lockfile, paths, skills, uri
+from gemdoc import embed, lockfile, paths, show, skills, store, uri
 from gemdoc.chunk import Chunk
 from gemdoc.cli import main
 from gemdoc.store import GemRecord, Writer
@@ -141,6 +142,41 @@ def test_every_uri_shows_its_chunk(project):
                           (uri.make("retrier", "2.0.0", "../../etc/passwd", 1, "x"), "not a file of")):  # fmt: skip
         result = cli("show", "-C", str(project), bad)
         assert result.exit_code == 2 and fragment in result.output and "Traceback" not in result.output  # usage
+
+
+def test_show_prints_a_passage_cut_in_pieces_whole(tmp_path, monkeypatch):
+    """A long section's pieces (`` · 2/2``) and a long class comment's sections share one location:
+    `show` of any of them prints the passage whole, headed by its section or class; a method and an
+    attribute of one name at one location are two passages; a store written before passages were
+    recorded shows the chunk alone."""
+    pieces = (Chunk("guides", "Guide > Backoff · 1/2", "Guide > Backoff", "Backoff waits longer each time.",
+                    "guides/backoff.md", 7, kind="section", name="backoff"),
+              Chunk("guides", "Guide > Backoff · 2/2", "Guide > Backoff", "Jitter spreads the retries out.",
+                    "guides/backoff.md", 7, kind="section", name="backoff"),
+              Chunk("ri", "Retry", "Retry", "Retry makes jobs retry.", "lib/retry.rb", 1, kind="module", name="retry"),
+              Chunk("ri", "Retry", "Retry > Limits", "# Limits\nAttempts stop at five.", "lib/retry.rb", 1,
+                    kind="module", name="retry"),
+              Chunk("ri", "Retry#limit", "Retry#limit", "Returns the limit.", "lib/limit.rb", 2, kind="method",
+                    name="limit"),
+              Chunk("ri", "Retry#limit", "Retry#limit", "Sets the limit.", "lib/limit.rb", 2, kind="attribute",
+                    name="limit"))  # fmt: skip
+    app = make_project(tmp_path, monkeypatch, pieces)
+    backoff = uri.make("retrier", "2.0.0", "guides/backoff.md", 7, "x")
+    second = cli("show", "-C", str(app), backoff).stdout
+    assert second.startswith("Guide > Backoff\n") and "waits longer" in second and "Jitter" in second
+    limits = cli("show", "-C", str(app), uri.make("retrier", "2.0.0", "lib/retry.rb", 1, "Retry")).stdout
+    assert limits.startswith("Retry\n") and "makes jobs retry.\n\n# Limits\nAttempts stop at five." in limits
+    limit = cli("show", "-C", str(app), uri.make("retrier", "2.0.0", "lib/limit.rb", 2, "Retry#limit")).stdout
+    assert "Returns the limit." in limit and "Sets the limit." not in limit
+    conn = store.connect(paths.store_path())
+    later = conn.execute("SELECT * FROM chunks WHERE title = 'Guide > Backoff · 2/2'").fetchone()
+    assert "waits longer" in show.whole(conn, later, later["entry"])  # from any piece of the run
+    conn.close()
+    older = sqlite3.connect(paths.store_path())
+    older.execute(f"DROP TABLE {store.PASSAGES}")
+    older.commit()
+    alone = cli("show", "-C", str(app), backoff).stdout
+    assert alone.startswith("Guide > Backoff\n") and "waits longer" in alone and "Jitter" not in alone
 
 
 def test_hostile_input_is_cut_or_saturated(project):

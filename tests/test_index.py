@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gemdoc import indexer, paths, project, store
+from gemdoc import indexer, paths, project, render, store
 from gemdoc import search as searcher
 from gemdoc.cli import main
 
@@ -34,9 +34,9 @@ def outcomes(report):
 def chunks_of(gem):
     conn = sqlite3.connect(paths.store_path())
     rows = conn.execute(
-        "SELECT source_type, title, file, line, signature, body FROM chunks WHERE gem = ?", [gem]
+        "SELECT source_type, title, heading, file, line, signature, body FROM chunks WHERE gem = ? ORDER BY id", [gem]
     ).fetchall()
-    return [dict(zip(("source_type", "title", "file", "line", "signature", "body"), r)) for r in rows]
+    return [dict(zip(("source_type", "title", "heading", "file", "line", "signature", "body"), r)) for r in rows]
 
 
 def test_fixture_bundle_end_to_end(fixture_project):
@@ -87,6 +87,12 @@ def test_fixture_bundle_end_to_end(fixture_project):
         "Inspects the fleet, as RDoc documents it."]  # RDoc's entry, not the directive's
     assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed
     assert sum(1 for c in chunks if c["title"] == "GemdocFixture::Widget#frobnicate") == 1
+    gearbox = [c for c in chunks if c["title"] == "GemdocFixture::Gearbox"]  # a long comment, cut at its headings
+    assert [c["heading"] for c in gearbox] == ["GemdocFixture::Gearbox", "GemdocFixture::Gearbox > Shifting",
+                                               "GemdocFixture::Gearbox > Lubrication"]  # fmt: skip
+    assert {(c["file"], c["line"]) for c in gearbox} == {("lib/gemdoc_fixture/gearbox.rb", 51)}
+    assert gearbox[1]["body"].startswith("# Shifting\n")  # its heading is its words too
+    assert "clutch pedal" in gearbox[1]["body"] and "synthetic oil" not in gearbox[1]["body"]
 
     readme = [c["title"] for c in chunks if c["file"] == "README.md"]
     assert "GemdocFixture > Usage > Configuring the cadence" in readme
@@ -110,6 +116,15 @@ def test_fixture_bundle_end_to_end(fixture_project):
     hits = searcher.search(conn, "how do I retry a spin a few times", scope.gems, 3)
     assert hits[0].title == "GemdocFixture::Widget#spin_with_retries"
     assert searcher.search(conn, "Rake::FileList#exclude", scope.gems, 1)[0].line
+    oil = searcher.search(conn, "how often do I lubricate the gears with synthetic oil", scope.gems, 1)[0]
+    assert (oil.title, oil.heading) == ("GemdocFixture::Gearbox", "GemdocFixture::Gearbox > Lubrication")
+    listed = CliRunner().invoke(main, ["search", "-C", str(fixture_project), "-n", "1", "lubricate with synthetic oil"])
+    assert "] GemdocFixture::Gearbox > Lubrication" in listed.output  # the section a result is, in text output
+    shown = CliRunner().invoke(main, ["show", "-C", str(fixture_project), render.result_uri(oil)]).output
+    assert "clutch pedal" in shown and "synthetic oil" in shown and "turbine's spin" in shown  # the whole comment
+    assert "\n# Lubrication\n" in shown  # with its headings
+    spread = searcher.run(conn, "clutch pedal and synthetic oil", scope.gems, 3).evidence  # two sections of it
+    assert spread.concentration == 1.0  # together in one passage, as before the cut
 
 
 @pytest.mark.parametrize("dropped, tier", [(("app", "ext"), "installed"), (("app",), "generated"), ((), "generated")])

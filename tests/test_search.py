@@ -231,3 +231,29 @@ def test_a_named_api_is_matched_on_whole_name_segments():
     searcher._weigh_named(conn, terms.named_in("Sidekiq::Job background work"), scores)
     titles = {conn.execute("SELECT title FROM chunks WHERE id = ?", [i]).fetchone()[0]: s for i, s in scores.items()}
     assert titles == {"Sidekiq::Job": searcher.NAMED_FACTOR, "NotSidekiq::Job": 1.0}
+
+
+def test_the_gate_weighs_a_passage_cut_in_pieces_as_one_passage():
+    """A long class comment cut into sections for ranking is one passage to the evidence gate: the
+    words of a question spread over its sections are together, as they were before the cut. Two
+    neighbouring classes' comments are not one passage, nor a method and an attribute of one name.
+    A reply cites the comment once, at its best section."""
+    sections = [Chunk("ri", "Gears::Box", f"Gears::Box > {h}", body, "lib/gears/box.rb", 3, kind="class", name="box")
+                for h, body in (("Shifting", "Press the clutch pedal, then move the lever."),
+                                ("Lubrication", "Pour synthetic oil into the housing."))]  # fmt: skip
+    writer = Writer(paths.store_path())
+    put(writer, "gears", "1.0", [
+        ri("Gears::Pedal", "A pedal with a spring and a pad.", kind="class"),
+        ri("Gears::Housing", "The housing holds a sump and a drain plug.", kind="class"),
+        *sections,
+        ri("Gears::Box#ratio", "Returns the gear ratio."),
+        ri("Gears::Box#ratio", "Sets the gear ratio.", kind="attribute"),
+        *(ri(f"Gears::Filler{i}#noop", f"Filler number {i} says nothing.") for i in range(40)),
+    ])  # fmt: skip
+    writer.close()
+    conn = store.connect(paths.store_path())
+    scope = entries(conn, ("gears", "1.0"))
+    assert [tuple(r) for r in conn.execute("SELECT last - first FROM passages")] == [(1,)]
+    assert searcher.run(conn, "clutch pedal and synthetic oil", scope).evidence.concentration == 1.0
+    assert searcher.run(conn, "spring pad and drain plug", scope).evidence.concentration < 0.6
+    assert [h.title for h in searcher.search(conn, "clutch pedal and synthetic oil", scope)].count("Gears::Box") == 1

@@ -157,6 +157,7 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
     """One chunk per class, module, method and attribute; returns (chunks, located methods, methods,
     the methods defined in the source that no chunk documents: ``:nodoc:``, private, or hidden from RDoc)."""
     defs = symbols.index(syms)
+    entries = symbols.refile(entries, defs)
     chunks, located, methods = [], 0, 0
     seen: set[tuple[str, str]] = set()
     cited: set[int] = set()

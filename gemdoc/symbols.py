@@ -54,3 +54,59 @@ def locate(entry: dict, defs: Definitions) -> dict | None:
         return found
     candidates = defs.by_file.get((entry.get("file") or "", entry["name"], bool(entry.get("singleton"))), [])
     return candidates[0] if len(candidates) == 1 else None
+
+
+def refile(entries: list[dict], defs: Definitions) -> list[dict]:
+    """ri entries under the names their source gives them where RDoc lost its place in a file's nesting
+    (RDoc 6.4, Ruby 3.1's: after a class opened inside an expression, Thor's ``Thor::Error`` is
+    ``Error``; after Sinatra's ``class Stream``, ``Sinatra::Base`` is ``Sinatra::Helpers::Stream::Base``
+    and ``Sinatra::Helpers#etag`` is ``Sinatra::Helpers::Stream#etag``). Only where the source is
+    unambiguous and the new name is no other entry's: a class or module the source never defines, with
+    exactly one namespace of its last name in its file (and everything in it); a method its owner never
+    defines, defined exactly once in its file, in a namespace enclosing or enclosed by that owner."""
+    known = {owner for owner, method, _ in defs.by_owner if not method}
+    taken = {e["full_name"] for e in entries}
+    names = _renamed_namespaces(entries, defs, known, taken)
+    return [_moved(_renamed(entry, names), defs, known, taken) for entry in entries]
+
+
+def _renamed_namespaces(entries: list[dict], defs: Definitions, known: set[str], taken: set[str]) -> dict[str, str]:
+    in_file: dict[str, list[str]] = defaultdict(list)
+    for full, file in defs.namespaces:
+        in_file[file].append(full)
+    names = {}
+    for entry in entries:
+        full = entry["full_name"]
+        if entry["kind"] not in ("class", "module") or full in known or not entry.get("file"):
+            continue
+        last = full.rpartition("::")[2]
+        found = [n for n in in_file.get(entry["file"], []) if n.rpartition("::")[2] == last]
+        if len(found) == 1 and found[0] not in taken:
+            names[full] = found[0]
+    return names
+
+
+def _renamed(entry: dict, names: dict[str, str]) -> dict:
+    """``entry`` under the new name of the namespace it is or lies in (the innermost renamed one)."""
+    namespace = entry["kind"] in ("class", "module")
+    own = entry["full_name"] if namespace else entry.get("owner") or ""
+    inside = [n for n in names if own == n or own.startswith(n + "::")]
+    if not inside or not entry["full_name"].startswith(own):
+        return entry
+    old = max(inside, key=len)
+    new = names[old] + own[len(old):]
+    return entry | {"full_name": new + entry["full_name"][len(own):]} | ({} if namespace else {"owner": new})
+
+
+def _moved(entry: dict, defs: Definitions, known: set[str], taken: set[str]) -> dict:
+    """A method RDoc filed in a namespace nested in, or enclosing, the one its only definition in its file has."""
+    owner, key = entry.get("owner") or "", (entry["name"], bool(entry.get("singleton")))
+    if entry["kind"] not in ("method", "attribute") or key[0] == "new" or (owner, *key) in defs.by_owner:
+        return entry
+    found = defs.by_file.get((entry.get("file") or "", *key), [])
+    real = found[0]["owner"] if len(found) == 1 else owner
+    full = real + entry["full_name"][len(owner):]
+    nested = real.startswith(owner + "::") or owner.startswith(real + "::")
+    if not nested or real not in known or full in taken or not entry["full_name"].startswith(owner):
+        return entry
+    return entry | {"owner": real, "full_name": full}

@@ -87,6 +87,8 @@ def test_fixture_bundle_end_to_end(fixture_project):
         "Inspects the fleet, as RDoc documents it."]  # RDoc's entry, not the directive's
     assert not any("loop/" in (c["file"] or "") for c in chunks)  # symlink loops not followed
     assert sum(1 for c in chunks if c["title"] == "GemdocFixture::Widget#frobnicate") == 1
+    assert by_title["GemdocFixture::Flange#tighten"]["line"] == 12  # RDoc 6.4 says Flange#tighten: refiled
+    assert "Flange" not in by_title and "Flange#tighten" not in by_title
     gearbox = [c for c in chunks if c["title"] == "GemdocFixture::Gearbox"]  # a long comment, cut at its headings
     assert [c["heading"] for c in gearbox] == ["GemdocFixture::Gearbox", "GemdocFixture::Gearbox > Shifting",
                                                "GemdocFixture::Gearbox > Lubrication"]  # fmt: skip

@@ -162,3 +162,43 @@ def test_a_cross_reference_reads_as_its_target():
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert done.stdout == ("See Base#match, its docs (Mail), Widget#spin and\nBase.establish_connection; "
                            "[a](https://a.b).\n")
+
+
+def _ns(full, file="lib/x.rb"):
+    owner, _, name = full.rpartition("::")
+    return {"kind": "class", "owner": owner, "name": name, "singleton": False, "file": file, "line": 1}
+
+
+def _def(owner, name, file="lib/x.rb", singleton=False):
+    return {"kind": "method", "owner": owner, "name": name, "singleton": singleton, "file": file, "line": 2}
+
+
+def _entry(full, kind="method", file="lib/x.rb"):
+    owner, sep, name = full.rpartition("#") if "#" in full else full.rpartition("::")
+    if kind in ("class", "module"):
+        return {"kind": kind, "full_name": full, "owner": None, "name": full.rpartition("::")[2], "file": file}
+    return {"kind": kind, "full_name": full, "owner": owner, "name": name, "singleton": sep == "::", "file": file}
+
+
+def test_entries_rdoc_filed_outside_their_nesting_are_refiled_where_the_source_defines_them():
+    """RDoc 6.4 loses its place in a file's nesting (Thor's ``Thor::Error`` filed as ``Error``, Sinatra's
+    ``Sinatra::Base`` as ``Sinatra::Helpers::Stream::Base``, ``Sinatra::Helpers#etag`` as
+    ``Sinatra::Helpers::Stream#etag``); the source's nesting names them, only where it is unambiguous."""
+    from gemdoc import symbols
+
+    defs = symbols.index([
+        _ns("Fix"), _ns("Fix::Flange"), _def("Fix::Flange", "tighten"), _ns("Fix::Helpers"), _ns("Fix::Helpers::Stream"),
+        _def("Fix::Helpers", "etag"), _ns("Fix::Base"), _def("Fix::Base", "halt"), _ns("Fix::Form"), _def("Fix::Form", "field"),
+        _ns("Fix::Builder"), _ns("Fix::Taken"), _ns("Fix::Pair::Twin"), _ns("Fix::Other::Twin"), _def("Fix::Part", "new", singleton=True),
+        _ns("Fix::Part"), _ns("Fix::Part::Sub"),
+    ])  # fmt: skip
+    entries = [_entry("Flange", "class"), _entry("Flange#tighten"), _entry("Fix::Helpers::Stream::Base", "class"),
+               _entry("Fix::Helpers::Stream::Base#halt"), _entry("Fix::Helpers::Stream#etag"),
+               _entry("Fix::Builder#field"),  # a sibling's method of that name: not RDoc's nesting loss
+               _entry("Taken", "class"), _entry("Fix::Taken", "class"),  # the source's name is another entry's
+               _entry("Twin", "class"),  # two namespaces of that last name in its file
+               _entry("Fix::Part::Sub::new")]  # fmt: skip
+    assert [e["full_name"] for e in symbols.refile(entries, defs)] == [
+        "Fix::Flange", "Fix::Flange#tighten", "Fix::Base", "Fix::Base#halt", "Fix::Helpers#etag",
+        "Fix::Builder#field", "Taken", "Fix::Taken", "Twin", "Fix::Part::Sub::new"]  # fmt: skip
+    assert symbols.refile(entries, defs)[1]["owner"] == "Fix::Flange"

@@ -25,10 +25,8 @@ def entry_of(conn: sqlite3.Connection, address: Address, gems: list[int], projec
     return row[0]
 
 
-COLUMNS = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
-
-
 def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite3.Row | None:
+    columns = "id, gem, version, source_type, kind, title, heading, signature, body, file, line, end_line"
     if address.line is not None:
         sql, args = "file = ? AND line = ?", [address.path, address.line]
     elif address.path:
@@ -36,7 +34,7 @@ def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite
     else:
         sql, args = "file IS NULL AND title = ?", [address.title]
     return conn.execute(
-        f"SELECT {COLUMNS} FROM chunks WHERE entry = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
+        f"SELECT {columns} FROM chunks WHERE entry = ? AND {sql} ORDER BY source_type != 'ri', id LIMIT 1",
         [entry, *args],
     ).fetchone()
 

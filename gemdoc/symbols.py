@@ -100,11 +100,10 @@ def _renamed(entry: dict, names: dict[str, str]) -> dict:
 
 def _moved(entry: dict, defs: Definitions, known: set[str], taken: set[str]) -> dict:
     """A method RDoc filed in a namespace nested in, or enclosing, the one its only definition in its file has."""
-    owner, key = entry.get("owner") or "", (entry["name"], bool(entry.get("singleton")))
-    if entry["kind"] not in ("method", "attribute") or key[0] == "new" or (owner, *key) in defs.by_owner:
+    if entry["kind"] not in ("method", "attribute") or entry["name"] == "new":
         return entry
-    found = defs.by_file.get((entry.get("file") or "", *key), [])
-    real = found[0]["owner"] if len(found) == 1 else owner
+    owner, where = entry.get("owner") or "", locate(entry, defs)  # its owner's definition, else the file's only one
+    real = where["owner"] if where else owner
     full = real + entry["full_name"][len(owner):]
     nested = real.startswith(owner + "::") or owner.startswith(real + "::")
     if not nested or real not in known or full in taken or not entry["full_name"].startswith(owner):

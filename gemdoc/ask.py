@@ -430,7 +430,8 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
     row = shower.find_chunk(conn, address, entry)
     if row is not None and not source:
         link = uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"])
-        return shower.chunk_text(row, link, shower.whole(conn, row, entry))
+        text = shower.capped(shower.whole(conn, row, entry), link if row["line"] else None)
+        return shower.chunk_text(row, link, text)
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
         raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")

@@ -9,6 +9,7 @@ from gemdoc.uri import Address
 
 CONTEXT = 12  # source lines shown on each side of a location
 MAX_CONTEXT = 200
+MAX_PASSAGE = 60_000  # characters of a passage printed: the longest in the benchmark bundle is 36,000; a hostile gem's is not
 
 
 def entry_of(conn: sqlite3.Connection, address: Address, gems: list[int], project: Path) -> int:
@@ -50,6 +51,19 @@ def whole(conn: sqlite3.Connection, row: sqlite3.Row, entry: int) -> str:
         return row["body"].strip()
     rows = conn.execute("SELECT body FROM chunks WHERE id BETWEEN ? AND ? ORDER BY id", list(run)).fetchall()
     return "\n\n".join(r[0].strip() for r in rows if r[0].strip())
+
+
+def capped(text: str, source: str | None) -> str:
+    """``text`` whole, or its first MAX_PASSAGE characters (to the last line that fits) and a line
+    naming its length and, given the URI of its ``source`` line, the command that reads the rest:
+    an agent's context is not a gem's to fill."""
+    if len(text) <= MAX_PASSAGE:
+        return text
+    head = text[:MAX_PASSAGE]
+    newline = head.rfind("\n")
+    head = (head[:newline] if newline > MAX_PASSAGE // 2 else head).rstrip()
+    rest = f"; `gemdoc show --source --context {MAX_CONTEXT} {source}` prints its source" if source else ""
+    return f"{head}\n\n[cut: the passage is {len(text):,} characters, the first {len(head):,} are shown{rest}]"
 
 
 def gem_root(conn: sqlite3.Connection, entry: int) -> Path:

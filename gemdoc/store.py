@@ -63,11 +63,15 @@ class GemRecord:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """A read connection to an existing store whose schema this gemdoc understands."""
+    """A read connection to an existing store whose schema this gemdoc understands, inside one read
+    transaction: every read of a reply (the project's entries, their rowid ranges and passages, the
+    chunks) sees one state of the store, though a writer commits meanwhile (WAL). Close it to end
+    the snapshot."""
     if not path.exists():
         raise StoreError(f"no index at {path}: run `gemdoc index` in your project first")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
+    conn.execute("BEGIN")
     check_schema(conn, path)
     return conn
 

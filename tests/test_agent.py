@@ -159,7 +159,9 @@ def test_show_prints_a_passage_cut_in_pieces_whole(tmp_path, monkeypatch):
               Chunk("ri", "Retry#limit", "Retry#limit", "Returns the limit.", "lib/limit.rb", 2, kind="method",
                     name="limit"),
               Chunk("ri", "Retry#limit", "Retry#limit", "Sets the limit.", "lib/limit.rb", 2, kind="attribute",
-                    name="limit"))  # fmt: skip
+                    name="limit"),
+              *(Chunk("guides", f"Guide > Huge · {n}/2", "Guide > Huge", f"line {n}\n" * 9_000, "guides/huge.md", 1,
+                      kind="section", name="huge") for n in (1, 2)))  # fmt: skip
     app = make_project(tmp_path, monkeypatch, pieces)
     backoff = uri.make("retrier", "2.0.0", "guides/backoff.md", 7, "x")
     second = cli("show", "-C", str(app), backoff).stdout
@@ -168,6 +170,12 @@ def test_show_prints_a_passage_cut_in_pieces_whole(tmp_path, monkeypatch):
     assert limits.startswith("Retry\n") and "makes jobs retry.\n\n# Limits\nAttempts stop at five." in limits
     limit = cli("show", "-C", str(app), uri.make("retrier", "2.0.0", "lib/limit.rb", 2, "Retry#limit")).stdout
     assert "Returns the limit." in limit and "Sets the limit." not in limit
+    huge = uri.make("retrier", "2.0.0", "guides/huge.md", 1, "x")
+    cut = cli("show", "-C", str(app), huge).stdout.rstrip("\n")
+    assert len(cut) < show.MAX_PASSAGE + 300 and "line 1\n" in cut and "line 2" not in cut  # 126,000 characters whole
+    assert cut.endswith(f"[cut: the passage is 126,000 characters, the first 59,996 are shown; "
+                        f"`gemdoc show --source --context 200 {huge}` prints its source]")
+    assert show.capped("x\n" * 40_000, None).endswith("the first 59,999 are shown]")  # no source line to point at
     conn = store.connect(paths.store_path())
     later = conn.execute("SELECT * FROM chunks WHERE title = 'Guide > Backoff · 2/2'").fetchone()
     assert "waits longer" in show.whole(conn, later, later["entry"])  # from any piece of the run

@@ -65,6 +65,13 @@ def test_readme_documents_every_command_and_option():
             assert f"gemdoc {name} {sub.name}" in row, f"README omits gemdoc {name} {sub.name}"
 
 
+def test_readme_states_the_limits_the_code_sets():
+    from gemdoc import show
+
+    row = next(line for line in README.splitlines() if line.startswith("| `gemdoc show"))
+    assert f"past {show.MAX_PASSAGE:,} characters, the first {show.MAX_PASSAGE:,}" in row
+
+
 def test_skill_has_frontmatter_and_covers_the_everyday_commands():
     front = yaml.safe_load(SKILL.split("---")[1])
     assert front["name"] == "gemdoc" and len(front["description"]) > 40

@@ -8,6 +8,7 @@ import os
 import random
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gemdoc import paths
+from gemdoc import paths, store
 
 pytestmark = pytest.mark.slow
 WORDS = "alpha beta gamma delta widget frobnicate session cookie token retry queue job worker".split()
@@ -366,6 +367,21 @@ def test_the_mcp_server_answers_lines_it_cannot_parse_and_keeps_serving(small):
         assert "\ufffd" in answer["query"] and answer["results"], answer
     assert replies[4]["id"] is None and replies[4]["error"]["code"] == -32700, replies[4]
     assert replies[5]["id"] == 8 and {t["name"] for t in replies[5]["result"]["tools"]} >= {"search", "show"}
+
+
+def test_a_reply_reads_one_snapshot_of_the_store(small):
+    """Every read of one reply sees one state of the store: a gem re-indexed meanwhile cannot pair
+    its new rows with the old rowid ranges a reply read first. The writer is not kept waiting (WAL)."""
+    reader = store.connect(paths.store_path())
+    before = reader.execute("SELECT first_id, last_id FROM gems").fetchall()
+    writer = sqlite3.connect(paths.store_path(), timeout=0)
+    writer.execute("UPDATE gems SET first_id = first_id + 1000, last_id = last_id + 1000")
+    writer.commit()
+    writer.close()
+    assert reader.execute("SELECT first_id, last_id FROM gems").fetchall() == before
+    reader.close()
+    after = store.connect(paths.store_path()).execute("SELECT first_id, last_id FROM gems").fetchall()
+    assert [(f - 1000, l - 1000) for f, l in after] == [tuple(r) for r in before]
 
 
 # Property: random lockfiles, manifests, URIs and queries never make the CLI crash, exit outside 0/1/2,

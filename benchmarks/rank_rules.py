@@ -43,6 +43,7 @@ RULES = {
     "akin_names": (hybrid, "AKIN_NAMES", True, False),
     "question_first": (hybrid, "QUESTION_FIRST", True, False),
     "scene_half": (searcher, "SCENE_WEIGHT", 0.5, 1.0),
+    "named_asked_only": (searcher, "NAMED_ASKED_ONLY", True, False),
     "size_prior": (searcher, "SIZE_POWER", 0.1, 0.0),
     "role_prior": (roles, "ROLE_WEIGHT", 0.5, 0.0),
     "exact_names_first": (searcher, "EXACT_NAMES_FIRST", True, False),

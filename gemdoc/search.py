@@ -16,7 +16,8 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
 - a version number in the question puts first the chunks whose title holds it as a whole version
   (not "0.6.1" for "Rails 6.1"), after a gem's name only that gem's and its release train's; an identifier
   query (``Hash#dig``) puts its exact API entry first; an API named inside a longer
-  question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR;
+  question (``has_many dependent option``) multiplies its entries' scores by NAMED_FACTOR, unless
+  it is named only where a question of several sentences sets the scene (the error it raised);
 - priors on the candidates: an ri entry without a comment (a bare signature) counts
   DOCLESS_PRIOR, and a changelog entry CHANGELOG_PRIOR unless the question names a version
   or an upgrade (a change note rarely answers how to do something); for an upgrade question
@@ -66,6 +67,7 @@ NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained no
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 SIZE_POWER = 0.1  # 0: off. On dev alone 0.05 / 0.1 / 0.2 gave hit@1 0.376 / 0.399 / 0.382; test agreed (rank_rules.py)
 SCENE_WEIGHT = 0.5  # a term said only where a question sets the scene (rank_rules.py; 0.25 and 0.75 did worse on dev)
+NAMED_ASKED_ONLY = True  # an API named only where the question sets the scene is not NAMED_FACTOR'd (rank_rules.py)
 POOL = 50  # candidates fetched (at least 5x the limit) before the priors and the per-citation cut
 BM25 = "bm25(chunks_fts, " + ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS) + ")"
 
@@ -245,7 +247,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
     in_bundle = _in_bundle(p, scores)
     own = own_names(conn, text, [t for t in p.terms if t not in in_bundle], scope)
     found = _assess(p, in_bundle, held, exact=any(named.values()), own=own)
-    _weigh_named(conn, q.named_in(text), scores)
+    _weigh_named(conn, q.named_asked(text) if NAMED_ASKED_ONLY else q.named_in(text), scores)
     phrases = q.versions(text)
     _boost_versions(conn, q.owned_versions(text), scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))

@@ -65,12 +65,18 @@ def aside_terms(text: str, among: list[str]) -> set[str]:
     the question sets the scene (scene_terms), or there only in a quoted message or example of a few
     words ("readable like 'Argentina - Buenos Aires'"), not as the subject. Unlike scene_terms, also in
     a question of one sentence; a sentence quoted whole is said."""
+    said = set(terms(said_outright(text)))
+    return {t for t in among if t not in said}
+
+
+def said_outright(text: str) -> str:
+    """The sentence that asks less the quoted messages and examples in it (aside_terms); the whole
+    sentence when nothing else is left of it."""
     asked = asking(sentences_of(text))
     rest = asked
     for span in QUOTED.findall(asked):
         rest = rest.replace(span, " ") if len(span.split()) >= MESSAGE_WORDS else rest
-    said = set(terms(rest)) or set(terms(asked))
-    return {t for t in among if t not in said}
+    return rest if terms(rest) else asked
 
 
 CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
@@ -101,6 +107,15 @@ def named_in(text: str) -> Named:
     adjacent = dict.fromkeys(zip(tokens, tokens[1:]))
     pairs = [(a, identifier(f"{a}#{b}")) for a, b in adjacent if OWNER_AND_METHOD.match(f"{a} {b}")]
     return Named([(w, i) for w, i in singles if i], [(a, i) for a, i in pairs if i])
+
+
+def named_asked(text: str) -> Named:
+    """named_in, less the APIs the sentence that asks does not say outright (said_outright): named
+    only where the question sets the scene, or only inside a quoted message ("Jobs fail with
+    ActiveJob::DeserializationError. How do I drop them?", "How do I raise the limit behind
+    'Net::ReadTimeout with #<TCPSocket>'?") is the symptom, not the API asked for."""
+    named, said = named_in(text), said_outright(text)
+    return Named([(w, i) for w, i in named.words if w in said], [(a, i) for a, i in named.pairs if a in said])
 
 
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\w+)+(?![\w.])")

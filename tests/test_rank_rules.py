@@ -19,7 +19,8 @@ DOCS = [("Runner#workers", "The number of parallel workers the runner starts by 
        (f"Filler#m{i}", f"Filler method {i} says nothing of interest.") for i in range(60)]  # fmt: skip
 
 SCENE = [("Image#nightly", "Nightly builds happen in a container image, one build each night."),
-         ("Pool#size", "The pool size says how many threads serve requests.")]  # fmt: skip
+         ("Pool#size", "The pool size says how many threads serve requests."),
+         ("Clock#limit", "Sets the time limit of each test: one that hangs longer is stopped.")]  # fmt: skip
 AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader."),
         ("Suite::Runner::Config#ignore", "Leaves a directory out."),
         ("Suite::Runner::Paths#ignore", "Leaves a path out."),
@@ -40,6 +41,8 @@ def bundle(tmp_path):
               for n, (t, body) in enumerate(DOCS + SCENE, start=1)]  # fmt: skip
     chunks += [Chunk("ri", "Suite::Runner", "Suite::Runner", "The suite's own runner class.", "lib/suite.rb", 1, "",
                      "class", "runner"),
+               Chunk("ri", "Clock::Stalled", "Clock::Stalled", "Raised when a test hangs.", "lib/clock.rb", 1, "",
+                     "class", "stalled"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
@@ -218,6 +221,16 @@ def test_words_that_only_set_the_scene_weigh_less_than_the_asking_sentence(bundl
     assert titles(bundle, f"{ask} {scene}")[0] == "Pool#size"  # the sentence that asks, wherever it stands
     monkeypatch.setattr(searcher, "SCENE_WEIGHT", 1.0)
     assert titles(bundle, f"{scene} {ask}")[0] == "Image#nightly"
+
+
+def test_an_api_named_only_to_set_the_scene_is_not_what_is_asked_for(bundle, monkeypatch):
+    """"Our suite raises Clock::Stalled when a test hangs." names the symptom; the sentence that asks
+    names the subject. An API named there counts NAMED_FACTOR, one named only in the scene does not."""
+    scene, ask = "Our suite raises Clock::Stalled when a test hangs.", "How do I set a time limit for each test?"
+    assert titles(bundle, f"{scene} {ask}")[0] == "Clock#limit"
+    assert titles(bundle, f"{scene[:-1]}, so {ask[0].lower()}{ask[1:]}")[0] == "Clock::Stalled"  # one sentence
+    monkeypatch.setattr(searcher, "NAMED_ASKED_ONLY", False)
+    assert titles(bundle, f"{scene} {ask}")[0] == "Clock::Stalled"
 
 
 @pytest.mark.parametrize("text", ["json.array! jbuilder", "Array#empty? vs any?", "use Foo.bar. then Baz"])

@@ -156,6 +156,7 @@ def _docs(answer: dict, tier: str) -> ApiDocs:
 def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int, list[dict]]:
     """One chunk per class, module, method and attribute; returns (chunks, located methods, methods,
     the methods defined in the source that no chunk documents: ``:nodoc:``, private, or hidden from RDoc)."""
+    syms = symbols.resolve(syms)
     defs = symbols.index(syms)
     entries = symbols.refile(entries, defs)
     chunks, located, methods = [], 0, 0

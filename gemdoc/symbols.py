@@ -35,6 +35,27 @@ def index(symbols: list[dict]) -> Definitions:
     return found
 
 
+def resolve(symbols: list[dict]) -> list[dict]:
+    """The shim's symbols with each method defined on a constant (``def ContentTypeField.with_boundary``
+    inside ``module Mail``) under the namespace Ruby finds that constant in: from the one it is written
+    in (``scope``) outward, the first the gem defines (``Mail::ContentTypeField``); as written when the
+    gem defines none."""
+    namespaces = {full_name(sym) for sym in symbols if sym["kind"] in ("class", "module")}
+    return [_resolved(sym, namespaces) for sym in symbols]
+
+
+def _resolved(sym: dict, namespaces: set[str]) -> dict:
+    scope = sym.get("scope")
+    if not scope:
+        return sym
+    enclosing = scope.split("::")
+    for depth in range(len(enclosing), 0, -1):
+        candidate = "::".join([*enclosing[:depth], sym["owner"]])
+        if candidate in namespaces:
+            return sym | {"owner": candidate}
+    return sym
+
+
 def full_name(namespace: dict) -> str:
     """A class or module symbol's full name (``Outer::Inner``)."""
     return f"{namespace['owner']}::{namespace['name']}" if namespace["owner"] else namespace["name"]

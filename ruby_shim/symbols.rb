@@ -3,7 +3,8 @@
 # Every class, module and method definition in a gem's Ruby source, with
 # file:line. Prism where `require "prism"` works (Ruby 3.3+), Ripper otherwise;
 # both produce the same records:
-#   {kind, owner, name, singleton, file, line, end_line, signature}
+#   {kind, owner, name, singleton, file, line, end_line, signature}, and for a method
+#   defined on a constant (`def Field.build`) the namespace it is written in, `scope`
 require "ripper"
 
 module GemdocShim
@@ -73,8 +74,11 @@ module GemdocShim
         add(kind, full.rpartition("::").first, full.split("::").last, false, line, end_line)
       end
 
-      def method(name, singleton, line, end_line, owner_name = owner)
+      # A method defined on a constant (`def Field.build`) is owned by that constant as written; the
+      # namespace it is written in (`scope`) lets the reader resolve it as Ruby does (`Mail::Field`).
+      def method(name, singleton, line, end_line, owner_name = owner, scope: nil)
         add("method", owner_name, name, singleton, line, end_line)
+        @records.last["scope"] = scope if scope
       end
 
       private
@@ -169,8 +173,9 @@ module GemdocShim
           col.in_namespace(node[2]) { visit(node[5], col, false) }
         when :gd_def
           _, name, line, end_line, recv, = node
-          owner = recv && recv != "self" ? recv : col.owner
-          col.method(name, singleton || !recv.nil?, line, end_line, owner)
+          constant = recv && recv != "self"
+          col.method(name, singleton || !recv.nil?, line, end_line, constant ? recv : col.owner,
+                     scope: constant ? col.owner : nil)
         when :gd_sclass
           visit(node[2], col, node[1] == "self" || singleton)
         when :gd_call
@@ -282,8 +287,9 @@ module GemdocShim
 
       def definition(node)
         recv = node.receiver
-        owner = recv && recv.type != :self_node ? recv.slice : @col.owner
-        @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line, owner)
+        constant = recv && recv.type != :self_node
+        @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line,
+                    constant ? recv.slice : @col.owner, scope: constant ? @col.owner : nil)
       end
 
       def singleton_class(node)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gemdoc import shim
+from gemdoc import shim, symbols
 
 PRISM_BUILD = Path(__file__).resolve().parent.parent / ".prism" / "lib"  # .ci/build_prism.py
 BUNDLED_GEMS = ("rake", "minitest", "test-unit", "rexml", "net-imap", "net-smtp", "rbs", "debug")
@@ -137,6 +137,29 @@ def test_an_alias_is_a_definition_on_its_own_line_under_its_new_name(backend):
         ("build", True): (10, "def build; end"),
         ("make", True): (11, "alias make build"),
     }
+
+
+ON_CONSTANTS = '''module Mail
+  class Field; end
+  module Parsers
+    def Field.build; end
+    def Kernel.outside; end
+  end
+end
+class Field
+  def Field.again; end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_a_method_defined_on_a_constant_is_owned_where_ruby_finds_that_constant(backend):
+    """`def Field.build` inside `module Mail; module Parsers` is Mail::Field's, as Ruby resolves the
+    constant from the innermost namespace outward; a constant the gem defines nowhere (Kernel) stays
+    as written."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {r["name"]: r["owner"] for r in symbols.resolve(records(ON_CONSTANTS, flags)) if r["kind"] == "method"}
+    assert found == {"build": "Mail::Field", "outside": "Kernel", "again": "Field"}
 
 
 def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():

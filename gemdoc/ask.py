@@ -415,7 +415,7 @@ def _finish(reply: Reply, options: Options) -> Reply:
     return reply
 
 
-def show(bundle: Bundle, address_text: str, source: bool = False, context: int = 12) -> str:
+def show(bundle: Bundle, address_text: str, source: bool = False, context: int = 12, offset: int = 0) -> str:
     """The chunk a URI names, or (``source``, or no chunk starts there) the source lines around it,
     from this project's own entry for the gem version: the store is shared by every project, and
     show reads only gems this project's Gemfile.lock locks."""
@@ -430,7 +430,7 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
     row = shower.find_chunk(conn, address, entry)
     if row is not None and not source:
         link = uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"])
-        text = shower.capped(shower.whole(conn, row, entry), link if row["line"] else None)
+        text = shower.window(shower.whole(conn, row, entry), max(0, offset), link)
         return shower.chunk_text(row, link, text)
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:

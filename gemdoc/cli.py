@@ -225,11 +225,13 @@ def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: boo
 @click.option("--source", is_flag=True, help="Print the source lines around the location instead of the chunk.")
 @click.option("--context", type=click.IntRange(0, 200, clamp=True), default=12, show_default=True,
               help="Source lines on each side of the location.")  # fmt: skip
-def show(address, project_dir, source, context) -> None:
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Print a long passage from this character on (its cut line gives the next).")  # fmt: skip
+def show(address, project_dir, source, context, offset) -> None:
     """Print the passage a result's URI (gemdoc://GEM@VERSION/PATH#L12) names, whole, or its source lines."""
     from gemdoc import ask
 
-    click.echo(ask.show(ask.open_bundle(shell.project_root(project_dir)), address, source, context))
+    click.echo(ask.show(ask.open_bundle(shell.project_root(project_dir)), address, source, context, offset))
 
 
 @main.command()

@@ -149,9 +149,11 @@ def build(start: Path) -> MCPServer:
     def show(uri: Annotated[str, Field(description="A result's uri: gemdoc://GEM@VERSION/PATH#L12.")],
              source: Annotated[bool, Field(description="Print the gem's source lines around it instead.")] = False,
              context: Annotated[int, Field(description="Source lines either side (with source).")] = 12,
+             offset: Annotated[int, Field(description="Print a long passage from this character on: its cut "
+                                                      "line gives the next offset.")] = 0,
              ) -> str:  # fmt: skip
         """The full passage a result's uri names, or the source lines around it."""
-        text = ask.show(session.bundle(), uri, source, context)
+        text = ask.show(session.bundle(), uri, source, context, offset)
         return json.dumps({"uri": uri, "text": text}, ensure_ascii=False)
 
     @server.tool(name="status")

@@ -9,7 +9,8 @@ from gemdoc.uri import Address
 
 CONTEXT = 12  # source lines shown on each side of a location
 MAX_CONTEXT = 200
-MAX_PASSAGE = 60_000  # characters of a passage printed: the longest in the benchmark bundle is 36,000; a hostile gem's is not
+MAX_PASSAGE = 60_000  # characters of a passage printed at once: the benchmark bundle's longest is 36,000
+MAX_LINE = 2_000  # characters of one source line printed: a gem's minified or generated line is not for reading
 
 
 def entry_of(conn: sqlite3.Connection, address: Address, gems: list[int], project: Path) -> int:
@@ -53,17 +54,24 @@ def whole(conn: sqlite3.Connection, row: sqlite3.Row, entry: int) -> str:
     return "\n\n".join(r[0].strip() for r in rows if r[0].strip())
 
 
-def capped(text: str, source: str | None) -> str:
-    """``text`` whole, or its first MAX_PASSAGE characters (to the last line that fits) and a line
-    naming its length and, given the URI of its ``source`` line, the command that reads the rest:
-    an agent's context is not a gem's to fill."""
-    if len(text) <= MAX_PASSAGE:
+def window(text: str, offset: int, uri: str) -> str:
+    """``text`` whole, or MAX_PASSAGE characters of it from ``offset`` (to the last line end that fits)
+    between lines saying where they lie and the ``--offset`` that prints the next: an agent's context
+    is not a gem's to fill, and every part of a passage stays one command away."""
+    if offset == 0 and len(text) <= MAX_PASSAGE:
         return text
-    head = text[:MAX_PASSAGE]
-    newline = head.rfind("\n")
-    head = (head[:newline] if newline > MAX_PASSAGE // 2 else head).rstrip()
-    rest = f"; `gemdoc show --source --context {MAX_CONTEXT} {source}` prints its source" if source else ""
-    return f"{head}\n\n[cut: the passage is {len(text):,} characters, the first {len(head):,} are shown{rest}]"
+    if offset >= len(text):
+        raise UsageError(f"--offset {offset} is past the end of this passage ({len(text):,} characters): "
+                         "give a smaller one")  # fmt: skip
+    part = text[offset : offset + MAX_PASSAGE]
+    newline = part.rfind("\n")
+    if offset + len(part) < len(text) and newline > MAX_PASSAGE // 2:
+        part = part[:newline]
+    end = offset + len(part)
+    head = f"[characters {offset:,} to {end:,} of {len(text):,}]\n" if offset else ""
+    rest = f"\n\n[cut: the passage is {len(text):,} characters, {offset:,} to {end:,} are shown; " \
+           f"`gemdoc show --offset {end} {uri}` prints the next]" if end < len(text) else ""  # fmt: skip
+    return head + part + rest
 
 
 def gem_root(conn: sqlite3.Connection, entry: int) -> Path:
@@ -107,8 +115,12 @@ def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: i
     centre = min(max(line or 1, 1), max(len(lines), 1))
     start, end = max(1, centre - context), min(len(lines), centre + context)
     width = len(str(end))
-    body = [f"{'>' if n == line else ' '}{n:>{width}}  {lines[n - 1]}" for n in range(start, end + 1)]
+    body = [f"{'>' if n == line else ' '}{n:>{width}}  {_cut_line(lines[n - 1])}" for n in range(start, end + 1)]
     return f"{address.gem} {address.version} {address.path}:{start}-{end}\n" + "\n".join(body)
+
+
+def _cut_line(text: str) -> str:
+    return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]} [… {len(text) - MAX_LINE:,} more characters]"
 
 
 def chunk_text(row: sqlite3.Row, uri: str, body: str) -> str:

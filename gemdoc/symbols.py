@@ -37,20 +37,16 @@ def index(symbols: list[dict]) -> Definitions:
 
 def resolve(symbols: list[dict]) -> list[dict]:
     """The shim's symbols with each method defined on a constant (``def ContentTypeField.with_boundary``
-    inside ``module Mail``) under the namespace Ruby finds that constant in: from the one it is written
-    in (``scope``) outward, the first the gem defines (``Mail::ContentTypeField``); as written when the
-    gem defines none."""
+    inside ``module Mail``) under the namespace Ruby finds that constant in: through the namespaces open
+    where it is written (``scope``), innermost first, the first the gem defines it in
+    (``Mail::ContentTypeField``); as written when the gem defines none there."""
     namespaces = {full_name(sym) for sym in symbols if sym["kind"] in ("class", "module")}
     return [_resolved(sym, namespaces) for sym in symbols]
 
 
 def _resolved(sym: dict, namespaces: set[str]) -> dict:
-    scope = sym.get("scope")
-    if not scope:
-        return sym
-    enclosing = scope.split("::")
-    for depth in range(len(enclosing), 0, -1):
-        candidate = "::".join([*enclosing[:depth], sym["owner"]])
+    for enclosing in reversed(sym.get("scope") or []):
+        candidate = f"{enclosing}::{sym['owner']}"
         if candidate in namespaces:
             return sym | {"owner": candidate}
     return sym

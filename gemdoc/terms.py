@@ -52,8 +52,13 @@ def scene_terms(text: str, among: list[str]) -> set[str]:
 
 def asking(sentences: list[str]) -> str:
     """The sentence that asks: the last ending in ``?``, else the last ("" for none)."""
-    asked = [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
+    asked = questions_of(sentences)
     return asked[-1] if asked else ""
+
+
+def questions_of(sentences: list[str]) -> list[str]:
+    """Every sentence ending in ``?``, else the last."""
+    return [s for s in sentences if s.rstrip().endswith("?")] or sentences[-1:]
 
 
 QUOTED = re.compile(r"(?<!\w)['‘][^'‘’\n]{1,200}['’](?!\w)|[\"“][^\"“”\n]{1,200}[\"”]")  # not an apostrophe
@@ -70,13 +75,17 @@ def aside_terms(text: str, among: list[str]) -> set[str]:
 
 
 def said_outright(text: str) -> str:
-    """The sentence that asks less the quoted messages and examples in it (aside_terms); the whole
-    sentence when nothing else is left of it."""
-    asked = asking(sentences_of(text))
-    rest = asked
-    for span in QUOTED.findall(asked):
+    """The sentence that asks (asking) as outright."""
+    return outright(asking(sentences_of(text)))
+
+
+def outright(sentence: str) -> str:
+    """``sentence`` less the quoted messages and examples in it; the whole sentence when nothing else
+    is left of it."""
+    rest = sentence
+    for span in QUOTED.findall(sentence):
         rest = rest.replace(span, " ") if len(span.split()) >= MESSAGE_WORDS else rest
-    return rest if terms(rest) else asked
+    return rest if terms(rest) else sentence
 
 
 CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
@@ -110,12 +119,14 @@ def named_in(text: str) -> Named:
 
 
 def named_asked(text: str) -> Named:
-    """named_in, less the APIs the sentence that asks does not say outright (said_outright): named
-    only where the question sets the scene, or only inside a quoted message ("Jobs fail with
-    ActiveJob::DeserializationError. How do I drop them?", "How do I raise the limit behind
-    'Net::ReadTimeout with #<TCPSocket>'?") is the symptom, not the API asked for."""
-    named, said = named_in(text), said_outright(text)
-    return Named([(w, i) for w, i in named.words if w in said], [(a, i) for a, i in named.pairs if a in said])
+    """The APIs the sentences that ask (questions_of) name outright (named_in of each, less its quoted
+    messages): one named only where the question sets the scene, or only inside a quoted message
+    ("Jobs fail with ActiveJob::DeserializationError. How do I drop them?", "How do I raise the limit
+    behind 'Net::ReadTimeout with #<TCPSocket>'?") is the symptom, not the API asked for."""
+    found = [named_in(outright(s)) for s in questions_of(sentences_of(text))]
+    words = dict.fromkeys(pair for named in found for pair in named.words)
+    pairs = dict.fromkeys(pair for named in found for pair in named.pairs)
+    return Named(list(words), list(pairs))
 
 
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\w+)+(?![\w.])")

@@ -4,7 +4,7 @@
 # file:line. Prism where `require "prism"` works (Ruby 3.3+), Ripper otherwise;
 # both produce the same records:
 #   {kind, owner, name, singleton, file, line, end_line, signature}, and for a method
-#   defined on a constant (`def Field.build`) the namespace it is written in, `scope`
+#   defined on a constant (`def Field.build`) the namespaces open where it is written, `scope`
 require "ripper"
 
 module GemdocShim
@@ -62,6 +62,12 @@ module GemdocShim
         @namespace.last
       end
 
+      # The full names of the namespaces open here, outermost first: Ruby's lexical scope, which
+      # `module Mail::Compact` opens as one (`Mail` is not searched for constants there).
+      def nesting
+        @namespace.dup
+      end
+
       # The stack holds full names: a nested name extends the innermost one only.
       def qualified(name)
         return name.delete_prefix("::") if name.start_with?("::")
@@ -75,7 +81,8 @@ module GemdocShim
       end
 
       # A method defined on a constant (`def Field.build`) is owned by that constant as written; the
-      # namespace it is written in (`scope`) lets the reader resolve it as Ruby does (`Mail::Field`).
+      # namespaces open where it is written (`scope`, see nesting) let the reader resolve it as Ruby
+      # does (`Mail::Field`).
       def method(name, singleton, line, end_line, owner_name = owner, scope: nil)
         add("method", owner_name, name, singleton, line, end_line)
         @records.last["scope"] = scope if scope
@@ -175,7 +182,7 @@ module GemdocShim
           _, name, line, end_line, recv, = node
           constant = recv && recv != "self"
           col.method(name, singleton || !recv.nil?, line, end_line, constant ? recv : col.owner,
-                     scope: constant ? col.owner : nil)
+                     scope: constant ? col.nesting : nil)
         when :gd_sclass
           visit(node[2], col, node[1] == "self" || singleton)
         when :gd_call
@@ -289,7 +296,7 @@ module GemdocShim
         recv = node.receiver
         constant = recv && recv.type != :self_node
         @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line,
-                    constant ? recv.slice : @col.owner, scope: constant ? @col.owner : nil)
+                    constant ? recv.slice : @col.owner, scope: constant ? @col.nesting : nil)
       end
 
       def singleton_class(node)

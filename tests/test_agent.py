@@ -171,11 +171,19 @@ def test_show_prints_a_passage_cut_in_pieces_whole(tmp_path, monkeypatch):
     limit = cli("show", "-C", str(app), uri.make("retrier", "2.0.0", "lib/limit.rb", 2, "Retry#limit")).stdout
     assert "Returns the limit." in limit and "Sets the limit." not in limit
     huge = uri.make("retrier", "2.0.0", "guides/huge.md", 1, "x")
-    cut = cli("show", "-C", str(app), huge).stdout.rstrip("\n")
-    assert len(cut) < show.MAX_PASSAGE + 300 and "line 1\n" in cut and "line 2" not in cut  # 126,000 characters whole
-    assert cut.endswith(f"[cut: the passage is 126,000 characters, the first 59,996 are shown; "
-                        f"`gemdoc show --source --context 200 {huge}` prints its source]")
-    assert show.capped("x\n" * 40_000, None).endswith("the first 59,999 are shown]")  # no source line to point at
+    first = cli("show", "-C", str(app), huge).stdout.rstrip("\n")
+    assert len(first) < show.MAX_PASSAGE + 300 and "line 1\n" in first and "line 2" not in first  # 126,000 whole
+    assert first.endswith(f"[cut: the passage is 126,000 characters, 0 to 59,996 are shown; "
+                          f"`gemdoc show --offset 59996 {huge}` prints the next]")
+    pages, offset = [first], 59_996
+    while (page := cli("show", "-C", str(app), "--offset", str(offset), huge).stdout).count("[cut:"):
+        pages.append(page)
+        offset = int(page.rsplit("--offset ", 1)[1].split()[0])
+    assert f"[characters {offset:,} to 126,000 of 126,000]" in page.splitlines() and "[cut:" not in page
+    assert sum(p.count("line 2") for p in [*pages, page]) == 9_000  # every line of the last piece, once
+    assert show._cut_line("x" * 2_500) == "x" * 2_000 + " [… 500 more characters]"  # a --source line
+    past = cli("show", "-C", str(app), "--offset", "126000", huge)
+    assert past.exit_code == 2 and "past the end of this passage (126,000 characters)" in past.output
     conn = store.connect(paths.store_path())
     later = conn.execute("SELECT * FROM chunks WHERE title = 'Guide > Backoff · 2/2'").fetchone()
     assert "waits longer" in show.whole(conn, later, later["entry"])  # from any piece of the run

@@ -69,7 +69,7 @@ def test_readme_states_the_limits_the_code_sets():
     from gemdoc import show
 
     row = next(line for line in README.splitlines() if line.startswith("| `gemdoc show"))
-    assert f"past {show.MAX_PASSAGE:,} characters, the first {show.MAX_PASSAGE:,}" in row
+    assert f"past {show.MAX_PASSAGE:,} characters, {show.MAX_PASSAGE:,} at a time" in row
 
 
 def test_skill_has_frontmatter_and_covers_the_everyday_commands():

@@ -149,17 +149,21 @@ end
 class Field
   def Field.again; end
 end
+module Mail::Compact
+  def Field.compact; end
+end
 '''
 
 
 @pytest.mark.parametrize("backend", ["default", "prism"])
 def test_a_method_defined_on_a_constant_is_owned_where_ruby_finds_that_constant(backend):
     """`def Field.build` inside `module Mail; module Parsers` is Mail::Field's, as Ruby resolves the
-    constant from the innermost namespace outward; a constant the gem defines nowhere (Kernel) stays
-    as written."""
+    constant from the innermost namespace outward; `module Mail::Compact` opens one namespace, not
+    Mail's too, so its `def Field.compact` is the top-level Field's; a constant the gem defines
+    nowhere (Kernel) stays as written."""
     flags = tuple(prism_flags()) if backend == "prism" else ()
     found = {r["name"]: r["owner"] for r in symbols.resolve(records(ON_CONSTANTS, flags)) if r["kind"] == "method"}
-    assert found == {"build": "Mail::Field", "outside": "Kernel", "again": "Field"}
+    assert found == {"build": "Mail::Field", "outside": "Kernel", "again": "Field", "compact": "Field"}
 
 
 def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():

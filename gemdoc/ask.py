@@ -360,13 +360,12 @@ def definition(bundle: Bundle, word: str) -> dict | None:
     owner, method = (match[1], match[2]) if match else ("", word)
     if not re.fullmatch(r"[a-z_]\w*[?!=]?", method) or not bundle.scope.gems:
         return None
+    if not store.has_table(bundle.conn, store.UNDOCUMENTED):  # a store written before the table existed
+        return None
     marks = ",".join("?" * len(bundle.scope.gems))
     sql = (f"SELECT u.owner, u.file, u.line, g.name AS gem, g.version FROM {store.UNDOCUMENTED} u "
            f"JOIN gems g ON g.id = u.entry WHERE u.name = ? AND u.entry IN ({marks}) ORDER BY u.entry, u.file, u.line")
-    try:
-        rows = bundle.conn.execute(sql, [method, *bundle.scope.gems]).fetchall()
-    except sqlite3.OperationalError:  # a store written before the table existed: its gems are re-read on index
-        return None
+    rows = bundle.conn.execute(sql, [method, *bundle.scope.gems]).fetchall()
     return next((dict(row) for row in rows if not owner or _owns(owner, row["owner"])), None)
 
 

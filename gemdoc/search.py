@@ -34,6 +34,7 @@ contiguous), checked in Python: cheaper than any filter inside MATCH.
 """
 
 import bisect
+import functools
 import heapq
 import math
 import re
@@ -122,7 +123,12 @@ class Scope:
         self.names = sorted({r[4] for r in rows if r[0] in wanted})
         self.entries = {i: name for i, f, _, _, name in rows if i in wanted and f is not None}  # id -> gem
         self.sizes = {name: n or 0 for i, f, _, n, name in rows if i in wanted and f is not None}  # gem -> chunks
-        self.passages = passages(conn, list(self.entries))
+        self._conn = conn
+
+    @functools.cached_property
+    def passages(self) -> list[tuple[int, int]]:
+        """Read once, and only by a scope that scores (_score): ask.py's name look-ups never need it."""
+        return passages(self._conn, list(self.entries))
 
     def keep(self, rowids) -> list[int]:
         return list(rowids) if self.everything else [r for r in rowids if r in self]
@@ -137,8 +143,8 @@ class Scope:
 
 def passages(conn: sqlite3.Connection, entries: list[int]) -> list[tuple[int, int]]:
     """The rowid runs (first, last), in order, of the long class comments cut into sections
-    (chunk.passages) in ``entries``. Only those: on main a class comment was one chunk however long,
-    while a long prose section was always weighed piece by piece."""
+    (chunk.passages) in ``entries``. Only those: a class comment was once one chunk however long, and
+    the gate weighs it as before; a long prose section was always weighed piece by piece."""
     if not entries or not has_table(conn, PASSAGES):
         return []
     marks = ",".join("?" * len(entries))

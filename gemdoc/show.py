@@ -96,11 +96,10 @@ def gem_file(conn: sqlite3.Connection, address: Address, entry: int) -> Path:
 def _indexed(conn: sqlite3.Connection, entry: int, path: str) -> bool:
     if conn.execute("SELECT 1 FROM chunks WHERE entry = ? AND file = ? LIMIT 1", [entry, path]).fetchone():
         return True
-    try:
-        sql = f"SELECT 1 FROM {store.UNDOCUMENTED} WHERE entry = ? AND file = ? LIMIT 1"
-        return conn.execute(sql, [entry, path]).fetchone() is not None
-    except sqlite3.OperationalError:  # a store written before the table existed
+    if not store.has_table(conn, store.UNDOCUMENTED):  # a store written before the table existed
         return False
+    sql = f"SELECT 1 FROM {store.UNDOCUMENTED} WHERE entry = ? AND file = ? LIMIT 1"
+    return conn.execute(sql, [entry, path]).fetchone() is not None
 
 
 def source_lines(conn: sqlite3.Connection, address: Address, entry: int, line: int | None, context: int) -> str:

@@ -70,13 +70,8 @@ def aside_terms(text: str, among: list[str]) -> set[str]:
     the question sets the scene (scene_terms), or there only in a quoted message or example of a few
     words ("readable like 'Argentina - Buenos Aires'"), not as the subject. Unlike scene_terms, also in
     a question of one sentence; a sentence quoted whole is said."""
-    said = set(terms(said_outright(text)))
+    said = set(terms(outright(asking(sentences_of(text)))))
     return {t for t in among if t not in said}
-
-
-def said_outright(text: str) -> str:
-    """The sentence that asks (asking) as outright."""
-    return outright(asking(sentences_of(text)))
 
 
 def outright(sentence: str) -> str:

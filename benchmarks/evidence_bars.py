@@ -62,6 +62,7 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         if "answers" in question else None,
         "evidence": reply.evidence,
         "defined": ask.defined_apis(bundle, text, named),
+        "code": ask.code_of(parts),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
         "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
     }
@@ -86,17 +87,28 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "parts": lexical,
         "defined": ask.defined_apis(bundle, joined, named),
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
-        "code": [terms.code_terms(body) for _, body in parts],
+        "code": ask.code_of(parts),
+        "code_without_names_as_words": code_without_names_as_words(parts),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
         "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
                                                                      matrix),
     }
 
 
+def code_without_names_as_words(parts: list) -> list[set[str]]:
+    """ask.code_of with terms.NAMES_ARE_WORDS off: a CamelCase word alone (``gRPC``) counted as code."""
+    shipped, terms.NAMES_ARE_WORDS = terms.NAMES_ARE_WORDS, False
+    try:
+        return ask.code_of(parts)
+    finally:
+        terms.NAMES_ARE_WORDS = shipped
+
+
 RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJECT_RULE",
          "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
          "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
-         "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE", "lex_aside": "LEX_GUESSES_ASIDE"}
+         "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE", "lex_aside": "LEX_GUESSES_ASIDE",
+         "coined_rule": "COINED_SUBJECT_RULE"}
 
 
 NAME_RULES = {"other_kind": "OTHER_KIND_NAMED", "options": "OPTIONS_NAMED"}  # ask's, read into each question
@@ -134,14 +146,17 @@ def switched(**rules: bool | float | None):
             setattr(evidence, name, value)
 
 
-def refuses_form(read_: dict, floor: bool = True, without: str | None = None, **rules: bool | None) -> bool:
+def refuses_form(read_: dict, floor: bool = True, without: str | None = None, names_as_words: bool = True,
+                 **rules: bool | None) -> bool:
     """The shipped gate on one agent form, some rules switched (``switched``), with or without
-    the floor on the ``vec:`` part's cosine, and ``without`` one of NAME_RULES."""
+    the floor on the ``vec:`` part's cosine, ``without`` one of NAME_RULES, and with or without
+    terms.NAMES_ARE_WORDS."""
     rephrasing = read_["rephrasing"] if floor else None
+    code = read_["code" if names_as_words else "code_without_names_as_words"]
     named = read_[f"named_without_{without}" if without else "named"]
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        found = {"code": read_["code"], "rephrasing": rephrasing, "guessed": read_["guessed"],
+        found = {"code": code, "rephrasing": rephrasing, "guessed": read_["guessed"],
                  "defined": read_["defined"]}
         judged = evidence.judge(parts, named, None, **found)
         if judged.refused and read_["cosine"] is not None:
@@ -170,7 +185,8 @@ def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool, without: str | N
     question = cosine if read_["one_sentence"] else None
     part = [(None, dataclasses.replace(read_["evidence"]))]
     named = read_[f"named_without_{without}" if without else "named"]
-    return evidence.judge(part, named, cosine, bars, question=question, defined=read_["defined"]).refused
+    return evidence.judge(part, named, cosine, bars, code=read_["code"], question=question,
+                          defined=read_["defined"]).refused
 
 
 def verbatim(read_: dict) -> bool:
@@ -303,9 +319,11 @@ def main() -> None:
                         ("without the insisted-subject rule", {"insisted_rule": False}),
                         ("without either absent-term rule", {"absent_rule": False}),
                         ("without the asked-subject rule", {"asked_rule": False}),
+                        ("without the coined-subject rule", {"coined_rule": False}),
                         ("without the guessed-names rule", {"guessed_rule": False}),
                         ("without the own-names rule", {"own_rule": False}),
                         ("without the lex-guesses-aside rule", {"lex_aside": False}),
+                        ("with a CamelCase word alone read as code", {"names_as_words": False}),
                         ("without other-kind names", {"without": "other_kind"}),
                         ("without other-kind names or the lex-guesses-aside rule",
                          {"without": "other_kind", "lex_aside": False}),

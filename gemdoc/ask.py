@@ -131,7 +131,8 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     found = searcher.run(bundle.conn, text, bundle.scope.gems, options.limit)
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     named = named_apis(bundle, text)
-    judged = evidence.judge([(None, found.evidence)], named, None, defined=defined_apis(bundle, text, named))
+    judged = evidence.judge([(None, found.evidence)], named, None, defined=defined_apis(bundle, text, named),
+                            code=code_of([(None, text)]))
     return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
@@ -156,7 +157,7 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
                    for kind, body in parts]  # fmt: skip
     named = named_apis(bundle, " ".join(body for _, body in parts))
     defined = defined_apis(bundle, " ".join(body for _, body in parts), named)
-    code = [q.code_terms(body) for _, body in parts]
+    code = code_of(parts)
     vectors_on = embedder is not None and matrix is not None
     floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
@@ -168,6 +169,11 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
         cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)
         judged = evidence.judge(lexical, named, cosine, **found)
     return judged
+
+
+def code_of(parts: list) -> list[set[str]]:
+    """Each part's terms written as code (terms.code_terms); a ``lex:`` part is all names, not prose."""
+    return [q.code_terms(body, prose=kind != "lex") for kind, body in parts]
 
 
 def _one_sentence(parts: list) -> bool:

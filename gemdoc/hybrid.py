@@ -25,6 +25,9 @@ KEYWORD_FIRST = True
 # always) or the query is an identifier alone (see first_place). A long question in users' words often
 # gives the keyword arm a weak, narrow first, and then the first place both arms agree on is the better bet.
 FIRST_MARGIN = 1.5
+# ...and when the question names it (search._weigh_named): the API asked about is no narrow guess.
+# Measured by benchmarks/rank_rules.py (named_clear).
+NAMED_CLEAR = True
 UNCLEAR_PLACE = 2  # where an unclear keyword first goes: second, under the fusion's first (0: wherever fusion puts it)
 # Measured by benchmarks/rank_rules.py (questions mostly in users' words): query hit@1 +0.017 on dev and +0.073
 # on test against always pinning, MRR +0.010 and +0.031.
@@ -105,7 +108,7 @@ def query(
     one_keyword_part = len(parts) == 1 and parts[0][0] in (None, "lex")
     pinned: list[tuple[searcher.Hit, int]] = []
     if KEYWORD_FIRST and one_keyword_part and whole.hits:
-        place = first_place(whole.hits, text)
+        place = keyword_place(whole, text)
         pinned = [(whole.hits[0], place)] if place else []
     elif NAMED_FIRST and len(parts) > 1:
         named = named_entries(conn, " ".join(body for kind, body in parts if kind == "lex"), gems)
@@ -160,6 +163,14 @@ def _entries(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> list
         return []
     named = searcher.entries_named(conn, ident, scope)
     return named if named or not AKIN_NAMES else searcher.entries_akin(conn, word, scope)
+
+
+def keyword_place(whole: searcher.Found, text: str) -> int:
+    """Where the keyword arm's first result goes in a query of one part: first when the question
+    names it (an API of its sentence that asks, search._weigh_named: ``what does FileList resolve
+    do``), else as first_place says."""
+    named = NAMED_CLEAR and whole.plan is not None and whole.hits[0].id in whole.plan.named
+    return 1 if named else first_place(whole.hits, text)
 
 
 def first_place(hits: list[searcher.Hit], text: str) -> int:

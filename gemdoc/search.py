@@ -64,6 +64,7 @@ UPGRADE = re.compile(
 )
 WHOLE_VERSIONS = True  # a version asked matches a title's whole version, not its tail (_boost_versions)
 VERSION_OWNERS = True  # ...and, after a gem's name, only that gem's (and its release train's) titles
+AKIN_MODULES = True  # a method named on an owner is filed in a module under it, not a class nested in it (entries_akin)
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 SIZE_POWER = 0.1  # 0: off. On dev alone 0.05 / 0.1 / 0.2 gave hit@1 0.376 / 0.399 / 0.382; test agreed (rank_rules.py)
@@ -106,6 +107,7 @@ class Plan:
     fit: dict[str, float] = field(default_factory=dict)  # a gem's factor from its role and size (gem_fit)
     weight: dict[str, float] = field(default_factory=dict)  # a term's share in ranking (1.0 unless here)
     aside: set[str] = field(default_factory=set)  # terms the sentence that asks says only in quotes, or not at all
+    named: set[int] = field(default_factory=set)  # entries of the APIs the question names (_weigh_named)
 
 
 class Scope:
@@ -253,7 +255,7 @@ def run(conn: sqlite3.Connection, text: str, gems: list[int], limit: int = 10) -
     in_bundle = _in_bundle(p, scores)
     own = own_names(conn, text, [t for t in p.terms if t not in in_bundle], scope)
     found = _assess(p, in_bundle, held, exact=any(named.values()), own=own)
-    _weigh_named(conn, q.named_asked(text) if NAMED_ASKED_ONLY else q.named_in(text), scores)
+    p.named = _weigh_named(conn, q.named_asked(text) if NAMED_ASKED_ONLY else q.named_in(text), scores)
     phrases = q.versions(text)
     _boost_versions(conn, q.owned_versions(text), scope, scores, top)
     best = heapq.nsmallest(max(limit * 5, POOL), scores, key=lambda r: (-scores[r], r))
@@ -431,22 +433,25 @@ def version_in_title(phrase: str) -> re.Pattern:
     return re.compile(r"(?<![\d.])" + r"[.\-]".join(map(re.escape, phrase.split())) + r"(?!\d)")
 
 
-def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> None:
-    """Entries of the APIs the question names, already matching the question, count more.
+def _weigh_named(conn: sqlite3.Connection, named: q.Named, scores: dict) -> set[int]:
+    """Entries of the APIs the question names, already matching the question, count more; returns them.
     When ``FileList resolve`` names a method, the method is asked about, not all of FileList."""
-    owners = {word for word, ident in named.pairs if _weigh(conn, ident, scores)}
+    weighed: set[int] = set()
+    owners = {word for word, ident in named.pairs if _weigh(conn, ident, scores, weighed)}
     for word, ident in named.words:
         if word not in owners:
-            _weigh(conn, ident, scores)
+            _weigh(conn, ident, scores, weighed)
+    return weighed
 
 
-def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict) -> bool:
+def _weigh(conn: sqlite3.Connection, ident: q.Identifier, scores: dict, weighed: set[int]) -> bool:
     """``Sidekiq::Job`` names that class (or ``X::Sidekiq::Job`` when no entry is exactly it), not every
-    method called ``job``."""
-    weighed = entries_named(conn, ident, scores)
-    for rowid in weighed:
+    method called ``job``. Adds the entries to ``weighed``."""
+    found = entries_named(conn, ident, scores)
+    for rowid in found:
         scores[rowid] *= NAMED_FACTOR
-    return bool(weighed)
+    weighed.update(found)
+    return bool(found)
 
 
 def _boost_identifier(
@@ -499,7 +504,20 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
-    return [r for r, title in rows if inner.fullmatch(title)]
+    found = {r: re.sub(r"(?:#|::)\w+[?!=]?$", "", title) for r, title in rows if inner.fullmatch(title)}
+    classes = _classes(conn, set(found.values()), among) if AKIN_MODULES else set()
+    return [r for r, owner_found in found.items() if owner_found not in classes]
+
+
+def _classes(conn: sqlite3.Connection, names: set[str], among: Container[int]) -> set[str]:
+    """Which of ``names`` the bundle documents as a class: a class nested in the owner
+    (``Redis::Distributed``) is another object, whose methods the owner's instances do not have."""
+    if not names:
+        return set()
+    marks = ",".join("?" * len(names))
+    rows = conn.execute(f"SELECT id, title FROM chunks WHERE source_type = 'ri' AND kind = 'class' AND title IN ({marks})",
+                        sorted(names)).fetchall()  # fmt: skip
+    return {title for r, title in rows if r in among}
 
 
 def entries_other_kind(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:

@@ -53,9 +53,19 @@ module GemdocShim
 
       def in_namespace(name)
         @namespace.push(qualified(name))
+        outer, @singleton_of = @singleton_of, nil
         yield
       ensure
+        @singleton_of = outer
         @namespace.pop
+      end
+
+      # `class << Field`: the methods defined in it are Field's, resolved as a `def Field.build` is.
+      def in_singleton_of(receiver)
+        outer, @singleton_of = @singleton_of, receiver
+        yield
+      ensure
+        @singleton_of = outer
       end
 
       def owner
@@ -80,12 +90,13 @@ module GemdocShim
         add(kind, full.rpartition("::").first, full.split("::").last, false, line, end_line)
       end
 
-      # A method defined on a constant (`def Field.build`) is owned by that constant as written; the
-      # namespaces open where it is written (`scope`, see nesting) let the reader resolve it as Ruby
-      # does (`Mail::Field`).
-      def method(name, singleton, line, end_line, owner_name = owner, scope: nil)
-        add("method", owner_name, name, singleton, line, end_line)
-        @records.last["scope"] = scope if scope
+      # A method defined on a constant (`def Field.build`, `receiver`; or inside `class << Field`) is
+      # owned by that constant as written; the namespaces open where it is written (`scope`, see
+      # nesting) let the reader resolve it as Ruby does (`Mail::Field`).
+      def method(name, singleton, line, end_line, receiver = nil)
+        receiver ||= @singleton_of
+        add("method", receiver || owner, name, singleton || !receiver.nil?, line, end_line)
+        @records.last["scope"] = nesting if receiver
       end
 
       private
@@ -180,11 +191,13 @@ module GemdocShim
           col.in_namespace(node[2]) { visit(node[5], col, false) }
         when :gd_def
           _, name, line, end_line, recv, = node
-          constant = recv && recv != "self"
-          col.method(name, singleton || !recv.nil?, line, end_line, constant ? recv : col.owner,
-                     scope: constant ? col.nesting : nil)
+          col.method(name, singleton || !recv.nil?, line, end_line, recv == "self" ? nil : recv)
         when :gd_sclass
-          visit(node[2], col, node[1] == "self" || singleton)
+          return visit(node[2], col, true) if node[1] == "self"
+
+          return visit(node[2], col, singleton) unless node[1]
+
+          col.in_singleton_of(node[1]) { visit(node[2], col, true) }
         when :gd_call
           node[4].each { |n| col.method(n, singleton, node[2], node[3]) }
         else
@@ -212,7 +225,7 @@ module GemdocShim
 
       def const_name(node)
         case node[0]
-        when :const_ref, :var_ref then token(node[1])
+        when :const_ref, :var_ref, :vcall then token(node[1])
         when :const_path_ref then "#{const_name(node[1])}::#{token(node[2])}"
         when :top_const_ref then "::#{token(node[1])}"
         else token(node)
@@ -294,15 +307,18 @@ module GemdocShim
 
       def definition(node)
         recv = node.receiver
-        constant = recv && recv.type != :self_node
         @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line,
-                    constant ? recv.slice : @col.owner, scope: constant ? @col.nesting : nil)
+                    recv && recv.type != :self_node ? recv.slice : nil)
       end
 
       def singleton_class(node)
         outer = @singleton
-        @singleton = node.expression.type == :self_node || outer
-        visit(node.body)
+        @singleton = true
+        if node.expression.type == :self_node
+          visit(node.body)
+        else
+          @col.in_singleton_of(node.expression.slice) { visit(node.body) }
+        end
         @singleton = outer
       end
 

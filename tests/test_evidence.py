@@ -85,6 +85,42 @@ def test_a_missing_subject_two_parts_say_in_words_outweighs_a_named_api(project,
     assert not ask.semantic(bundle, insisted, ask.Options(), None, None, False).refused
 
 
+def test_a_camelcase_name_said_in_words_is_a_subject_not_a_guess(project, monkeypatch):
+    """``gRPC`` or ``GraphQL`` alone in a sentence is a product named in words, as "kafka" is: said by
+    the question and the rephrasing, it outweighs the named API. Written in a ``lex:`` part, or with
+    ``::``, ``#``, ``.`` or ``_``, it stays a guess at a name."""
+    from gemdoc import ask, terms
+
+    said = "how do I retry each failed gRPC call\nlex: Retry#retry_on\nvec: retry failed gRPC calls"
+    data = reply("query", "-C", str(project), said)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["grpc"]
+    guessed = "how do I retry each failed call\nlex: Retry#retry_on GRPC::BadStatus\nvec: retry failed calls"
+    assert not reply("query", "-C", str(project), guessed)["refused"]
+    assert terms.code_terms("retry gRPC, then (GraphQL)") == set()
+    assert terms.code_terms("AnyCable gRPC", prose=False) == {"anycable", "grpc"}
+    assert terms.code_terms("GRPC::BadStatus after_commit job.perform_now #perform") == {
+        "grpc", "badstatus", "after", "commit", "job", "perform", "now"}
+    monkeypatch.setattr(terms, "NAMES_ARE_WORDS", False)
+    bundle = ask.open_bundle(project)
+    assert not ask.semantic(bundle, said, ask.Options(), None, None, False).refused
+
+
+def test_a_coined_subject_in_the_asking_sentence_outweighs_a_documented_method(project, monkeypatch):
+    """Beside ``Retry#retry_on``, a rare English word the docs lack ("sniffing") may be the user's own
+    wording, but a term no word list holds ("grpc") names a technology the bundle never mentions."""
+    from gemdoc import ask
+
+    coined = "Our calls fail now and then. How do I retry each failed grpc call with Retry#retry_on?"
+    worded = "Our calls fail now and then. How do I retry each failed sniffing call with Retry#retry_on?"
+    assert evidence.zipf("grpc") == 0 and 0 < evidence.zipf("sniffing") < evidence.BARS.rare_zipf
+    data = reply("search", "-C", str(project), coined)
+    assert data["refused"] and data["diagnosis"]["absent"] == ["grpc"]
+    assert not reply("search", "-C", str(project), worded)["refused"]
+    monkeypatch.setattr(evidence, "COINED_SUBJECT_RULE", False)
+    bundle = ask.open_bundle(project)
+    assert not ask.keyword(bundle, coined, ask.Options()).refused
+
+
 def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):
     scene = "We train neural networks on gpu tensors overnight."
     named = reply("search", "-C", str(project), f"{scene} Does Retry#discard_on stop that work?")
@@ -98,7 +134,7 @@ def test_an_absent_subject_in_the_sentence_that_asks_refuses_a_question(project,
     """Said where the question sets the scene, a term the bundle never mentions is context ("we
     deploy through ngrok"), and so is one said in quotes, an example or a message; said in the
     sentence that asks, it is the subject, unless the question names a documented method by its full
-    name, one specific entry."""
+    name, one specific entry, and the term is an English word ("sniffing"; "ngrok" is coined)."""
     scene = "Our jobs run on machines we reach through ngrok. How do I retry a job when an error is raised?"
     asked = "Our jobs run on several machines. How do I retry a job through ngrok when an error is raised?"
     one_sentence = "retry a job through ngrok when an error is raised"
@@ -115,8 +151,10 @@ def test_an_absent_subject_in_the_sentence_that_asks_refuses_a_question(project,
             data = reply(command, "-C", str(project), text)
             assert data["refused"] and data["diagnosis"]["absent"] == ["ngrok"]  # coverage, or the asked subject
             assert data["diagnosis"]["reason"] in ("absent_subject", "too_little_of_the_query_matched")
-        named = reply(command, "-C", str(project), asked.replace("retry a job", "use Retry#retry_on"))
-        assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
+        named = asked.replace("retry a job", "use Retry#retry_on")
+        assert reply(command, "-C", str(project), named)["refused"]  # "ngrok" is no English word: coined
+        worded = reply(command, "-C", str(project), named.replace("ngrok", "sniffing"))
+        assert not worded["refused"] and worded["results"][0]["title"] == "Retry#retry_on"
     monkeypatch.setattr(evidence, "ASKED_SUBJECT_RULE", False)
     from gemdoc import ask
 
@@ -126,7 +164,7 @@ def test_an_absent_subject_in_the_sentence_that_asks_refuses_a_question(project,
 def test_the_question_as_typed_says_its_subject_in_a_typed_query_too(project, monkeypatch):
     """In a query of several parts, the untyped part is the user's question: an absent subject in its
     sentence that asks refuses the query even beside a documented method named bare (``retry_on``),
-    but not beside one named by its full name, one specific entry."""
+    but not beside one named by its full name, one specific entry, unless it is no English word (coined)."""
     asked = "Our jobs run on several machines. How do I retry a job through ngrok when it fails?"
     typed = f"{asked}\nlex: retry_on\nvec: retry the job when the given error is raised"
     data = reply("query", "-C", str(project), typed)
@@ -139,8 +177,10 @@ def test_the_question_as_typed_says_its_subject_in_a_typed_query_too(project, mo
     assert little["refused"] and little["diagnosis"]["reason"] == "too_little_of_the_query_matched"
     assert little["diagnosis"]["coverage"] < little["diagnosis"]["min_coverage"]
     assert little["diagnosis"]["hint"].startswith("Most of the question's distinctive words")
-    named = reply("query", "-C", str(project), typed.replace("lex: retry_on", "lex: Retry#retry_on"))
-    assert not named["refused"] and named["results"][0]["title"] == "Retry#retry_on"
+    named = typed.replace("lex: retry_on", "lex: Retry#retry_on")
+    assert reply("query", "-C", str(project), named)["refused"]
+    worded = reply("query", "-C", str(project), named.replace("ngrok", "sniffing"))
+    assert not worded["refused"] and worded["results"][0]["title"] == "Retry#retry_on"
     monkeypatch.setattr(evidence, "ASKED_SUBJECT_RULE", False)
     assert not reply("query", "-C", str(project), typed)["refused"]
 

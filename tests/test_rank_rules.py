@@ -27,7 +27,8 @@ AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader
         ("Suite::Runner::Config#add_root", "Adds a root to the config."),
         ("Suite::Runner::Paths#add_root", "Adds a root to the paths."),
         ("Suite::Runner::Config::new", "A config with the defaults."),
-        ("Suite::Runner::Paths::Store::new", "A store of paths.")]  # fmt: skip
+        ("Suite::Runner::Paths::Store::new", "A store of paths."),
+        ("Suite::Runner::Remote#push_dir", "Pushes a directory to the remote host.")]  # fmt: skip
 
 READER = "Suite::Runner#time_limit"  # RDoc keeps a reader method and its attr_writer as two entries
 
@@ -43,6 +44,8 @@ def bundle(tmp_path):
                      "class", "runner"),
                Chunk("ri", "Clock::Stalled", "Clock::Stalled", "Raised when a test hangs.", "lib/clock.rb", 1, "",
                      "class", "stalled"),
+               Chunk("ri", "Suite::Runner::Remote", "Suite::Runner::Remote", "A runner's remote host.",
+                     "lib/suite/remote.rb", 1, "", "class", "remote"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
@@ -123,6 +126,36 @@ def test_a_weak_keyword_first_yields_to_the_fusion_but_stays_second(text, second
     assert [h.score for h in fused.hits] == sorted((h.score for h in fused.hits), reverse=True)
 
 
+def test_the_keyword_arm_records_the_entries_the_question_names(bundle):
+    found = searcher.run(bundle.conn, "what does Runner workers return by default", bundle.scope.gems)
+    assert [h.title for h in found.hits if h.id in found.plan.named] == ["Runner#workers"]
+    found = searcher.run(bundle.conn, "how many workers start by default", bundle.scope.gems)
+    assert found.plan.named == set()
+
+
+def test_a_keyword_first_the_question_names_stays_first_however_narrow(monkeypatch):
+    """``what does FileList resolve do``: when the keyword arm's first is the API the question names
+    (search._weigh_named), it is pinned first even when barely ahead of its second."""
+    from gemdoc import hybrid
+
+    keyword = [_hit(1, 1.0), _hit(2, 0.9)]
+    vector = [_hit(2, 0.8), _hit(3, 0.7), *[_hit(i, 0.1) for i in range(4, 40)]]
+    plan = searcher.Plan([], [], [], {}, 0.0, named={1})
+    whole = searcher.Found(keyword, None, plan)
+
+    def order() -> list[int]:
+        place = hybrid.keyword_place(whole, "what does Runner resolve do")
+        fused = hybrid._fuse("hybrid", [("keyword", keyword), ("vector", vector)], 3, whole, [(keyword[0], place)])
+        return [h.id for h in fused.hits]
+
+    assert order() == [1, 2, 3]
+    plan.named = {2}
+    assert order() == [2, 1, 3]
+    plan.named = {1}
+    monkeypatch.setattr(hybrid, "NAMED_CLEAR", False)
+    assert order() == [2, 1, 3]
+
+
 def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch):
     """An agent's ``lex:`` part naming ``Runner#run`` (or a method name that reads as code) puts that
     entry first, over a passage that matches the question's words better; a plain word (``run``) pins nothing."""
@@ -166,7 +199,8 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     """Agents name a method on the class they call it on, or as the other kind: ``Suite::Runner#push_dir``
     is documented as ``Suite::Runner::Config#push_dir``, ``Suite::Runner.start_all`` as an instance method,
     ``#initialize`` as ``::new``.
-    Where two modules under the owner define the method (``ignore``), the name picks nothing."""
+    Where two modules under the owner define the method (``ignore``), the name picks nothing; a class
+    nested in the owner (``Suite::Runner::Remote``) is another object, and does not count."""
     from gemdoc import hybrid
 
     def first(lex: str) -> str:
@@ -179,6 +213,9 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Suite::Runner::Paths#initialize") not in {t for t, _ in AKIN}  # not an inner class's constructor
     assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
+    monkeypatch.setattr(searcher, "AKIN_MODULES", False)
+    assert first("Suite::Runner#push_dir") not in {t for t, _ in AKIN}  # Config's and Remote's: two
+    monkeypatch.setattr(searcher, "AKIN_MODULES", True)
     monkeypatch.setattr(hybrid, "AKIN_NAMES", False)
     assert first("Suite::Runner#push_dir") != "Suite::Runner::Config#push_dir"
 

@@ -166,6 +166,31 @@ def test_a_method_defined_on_a_constant_is_owned_where_ruby_finds_that_constant(
     assert found == {"build": "Mail::Field", "outside": "Kernel", "again": "Field", "compact": "Field"}
 
 
+SINGLETON_BLOCKS = '''module Mail
+  class Field; end
+  class << Field
+    def build; end
+    attr_reader :cache
+  end
+  class << self
+    def top; end
+  end
+  def plain; end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_methods_in_a_singleton_class_block_of_a_constant_are_that_constants(backend):
+    """`class << Field` inside `module Mail` opens Mail::Field's singleton class: its methods and
+    attributes are Mail::Field's class methods, not Mail's instance methods."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {r["name"]: (r["owner"], r["singleton"]) for r in symbols.resolve(records(SINGLETON_BLOCKS, flags))
+             if r["kind"] == "method"}  # fmt: skip
+    assert found == {"build": ("Mail::Field", True), "cache": ("Mail::Field", True), "top": ("Mail", True),
+                     "plain": ("Mail", False)}
+
+
 def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():
     done = subprocess.run(
         [shim.ruby(), *prism_flags(), str(Path(__file__).with_name("symbols_backends.rb")),

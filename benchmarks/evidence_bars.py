@@ -62,7 +62,7 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         if "answers" in question else None,
         "evidence": reply.evidence,
         "defined": ask.defined_apis(bundle, text, named),
-        "code": ask.code_of(parts),
+        "products": [terms.product_terms(body) for _, body in parts],
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
         "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
     }
@@ -89,6 +89,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
         "code": ask.code_of(parts),
         "code_without_names_as_words": code_without_names_as_words(parts),
+        "products": [terms.product_terms(body) for _, body in parts],
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
         "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
                                                                      matrix),
@@ -157,7 +158,7 @@ def refuses_form(read_: dict, floor: bool = True, without: str | None = None, na
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
         found = {"code": code, "rephrasing": rephrasing, "guessed": read_["guessed"],
-                 "defined": read_["defined"]}
+                 "defined": read_["defined"], "products": read_["products"]}
         judged = evidence.judge(parts, named, None, **found)
         if judged.refused and read_["cosine"] is not None:
             parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
@@ -185,8 +186,8 @@ def refuses(read_: dict, bars: evidence.Bars, vectors_on: bool, without: str | N
     question = cosine if read_["one_sentence"] else None
     part = [(None, dataclasses.replace(read_["evidence"]))]
     named = read_[f"named_without_{without}" if without else "named"]
-    return evidence.judge(part, named, cosine, bars, code=read_["code"], question=question,
-                          defined=read_["defined"]).refused
+    return evidence.judge(part, named, cosine, bars, question=question, defined=read_["defined"],
+                          products=read_["products"]).refused
 
 
 def verbatim(read_: dict) -> bool:

@@ -351,9 +351,9 @@ def _rank_rules(r: dict) -> list[str]:
         "rule ships on when it helped on dev when it was added and test agreed. Three exceptions, said plainly: "
         "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
         "vendored under another namespace) and was found through a test question, with no effect on dev; "
-        "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs `query` "
-        f"{_dev_cost(r, 'query')} dev question(s) beside the later gem priors (the agent arm {_dev_cost(r, 'agent')}): "
-        "where it costs, its dev verdict has turned since, and it stays on only until a rule replaces it, said here; "
+        "`clear_first_only`, kept for `query` where it helped dev when it was added, now costs dev questions "
+        f"beside the later rules (`query` {_dev_cost(r, 'query')}, the agent arm {_dev_cost(r, 'agent')}): where it "
+        "costs, its dev verdict has turned since, and it stays on only until a rule replaces it, said here; "
         "`version_owners` ties a version to the gem named before it, from an agent trial (\"Faraday 1.1.0\" "
         "ranked minitest's and rbs' 1.1.0 notes first): no ruler question names a gem before a version another "
         "gem's titles hold, so it moves nothing here.",

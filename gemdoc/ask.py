@@ -132,7 +132,7 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     named = named_apis(bundle, text)
     judged = evidence.judge([(None, found.evidence)], named, None, defined=defined_apis(bundle, text, named),
-                            code=code_of([(None, text)]))
+                            products=[q.product_terms(text)])
     return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
@@ -163,7 +163,8 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
     guessed = guessed_names(bundle, parts) if vectors_on else []  # without vectors nothing near can spare them
     asked = nearest_cosine(parts, embedder, matrix) if floor and _one_sentence(parts) else None
-    found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked, "defined": defined}
+    found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked, "defined": defined,
+             "products": [q.product_terms(body) for _, body in parts]}
     judged = evidence.judge(lexical, named, None, **found)
     if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed):
         cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)

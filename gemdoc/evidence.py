@@ -35,7 +35,7 @@ messages from a model callback?"), not only where the question sets the scene ("
 ngrok.") or in a quoted message or example of a few words ("readable like 'Argentina - Buenos
 Aires'"), refuses the question whatever classes or modules it names; not when a part names a
 documented method by its full name or a cop (below), unless the term is no English word at all
-(``grpc``, ``oauth2``: ``coined``). A name of the user's own code (``ReportJob``,
+and written as a technology is named (``gRPC``, ``OAuth2``: ``coined``). A name of the user's own code (``ReportJob``,
 ``OrdersController``: search.own_names) is no subject: missing from the docs, it weighs nothing.
 
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
@@ -265,7 +265,7 @@ def decide(found: Evidence, bars: Bars = BARS) -> Evidence:
 def judge(
     parts: list[tuple[str | None, Evidence]], named: list[str], cosine: float | None, bars: Bars = BARS,
     code: Sequence[Collection[str]] = (), rephrasing: float | None = None, guessed: Collection[str] = (),
-    question: float | None = None, defined: Collection[str] = (),
+    question: float | None = None, defined: Collection[str] = (), products: Sequence[Collection[str]] = (),
 ) -> Evidence:
     """The question's evidence from its typed parts (kind, that part's evidence): any part with
     evidence, an API named that the bundle documents, or a near enough chunk is enough. ``code``: each
@@ -291,9 +291,9 @@ def judge(
     several = [ev for _, ev in judged] if len(judged) > 1 else []
     if ABSENT_SUBJECT_RULE and several and best.absent and (not documented or insisted(several, code, bars)):
         best.reason = "absent_subject"
-    as_typed = [(ev, c) for (kind, ev), c in zip(judged, _per_part(code, judged), strict=True)
+    as_typed = [(ev, p) for (kind, ev), p in zip(judged, _per_part(products, judged), strict=True)
                 if kind is None or not several]  # fmt: skip
-    asked = [(t, t in c) for ev, c in as_typed for t in asked_subjects(ev, bars)]
+    asked = [(t, t in p) for ev, p in as_typed for t in asked_subjects(ev, bars)]
     if ASKED_SUBJECT_RULE and not best.refused and asked and (not specific(named) or coined(asked)):
         best.reason = "absent_subject"
     best.guessed = list(guessed)
@@ -325,13 +325,14 @@ def specific(named: list[str]) -> bool:
 
 
 def coined(asked: list[tuple[str, bool]]) -> bool:
-    """Whether an absent subject said in words in the sentence that asks (``asked``: each term, and
-    whether that part writes it as code) is no English word at all (``grpc``, ``oauth2``, ``ec2``:
-    zipf 0), the name of a technology the bundle never mentions, which a documented method named
-    beside it does not outweigh. A rare English word (``sniffing``) may only be the user's wording
-    for what the method's docs say otherwise, and a name written as code (``Kafka::DeliveryFailed``)
-    the symptom the method is asked about."""
-    return COINED_SUBJECT_RULE and any(zipf(t) == 0 for t, as_code in asked if not as_code)
+    """Whether an absent subject of the sentence that asks (``asked``: each term, and whether that
+    part writes it as a technology is named, terms.product_terms: ``gRPC``, ``OAuth2``, ``EC2``) is
+    such a name and no English word at all (zipf 0): a technology the bundle never mentions, which a
+    documented method named beside it does not outweigh. A rare English word (``sniffing``), a typo
+    or jargon in lower case (``retyr``, ``upsert``), a CamelCase compound (the user's own
+    ``ActiveAccounting``) or a name written as code (``GRPC::BadStatus``, the symptom asked about)
+    may only be the user's wording beside the method the docs describe."""
+    return COINED_SUBJECT_RULE and any(zipf(t) == 0 for t, product in asked if product)
 
 
 def insisted(parts: list[Evidence], code: Sequence[Collection[str]], bars: Bars = BARS) -> bool:

@@ -46,8 +46,8 @@ NAMED_FIRST = True
 # on the class they call it on (``Zeitwerk::Loader#push_dir``), not where RDoc documents it.
 AKIN_NAMES = True
 # After the named entries, the question's own words (its untyped part) keep their keyword first place
-# as a query of one part does (first_place): a typed query adds guesses, it does not outvote the
-# question. Like every pin it goes no lower than that place, higher where fusion ranks it higher.
+# by first_place (NAMED_CLEAR is not applied there, nor measured): a typed query adds guesses, it does not
+# outvote the question. Like every pin it goes no lower than that place, higher where fusion ranks it higher.
 # Version questions gain most: the vector arm cannot tell 13.0.6's notes from 0.9.6's.
 QUESTION_FIRST = True
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
@@ -169,7 +169,7 @@ def keyword_place(whole: searcher.Found, text: str) -> int:
     """Where the keyword arm's first result goes in a query of one part: first when the question
     names it (an API of its sentence that asks, search._weigh_named: ``what does FileList resolve
     do``), else as first_place says."""
-    named = NAMED_CLEAR and whole.plan is not None and whole.hits[0].id in whole.plan.named
+    named = NAMED_CLEAR and bool(whole.hits) and whole.plan is not None and whole.hits[0].id in whole.plan.named
     return 1 if named else first_place(whole.hits, text)
 
 

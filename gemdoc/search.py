@@ -504,20 +504,26 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
-    found = {r: re.sub(r"(?:#|::)\w+[?!=]?$", "", title) for r, title in rows if inner.fullmatch(title)}
-    classes = _classes(conn, set(found.values()), among) if AKIN_MODULES else set()
-    return [r for r, owner_found in found.items() if owner_found not in classes]
+    found = {r: _nested(owner, METHOD_NAME.match(title)[1]) for r, title in rows if inner.fullmatch(title)}
+    classes = _classes(conn, {n for names in found.values() for n in names}, among) if AKIN_MODULES else set()
+    return [r for r, names in found.items() if not classes.intersection(names)]
+
+
+def _nested(owner: str, inner: str) -> list[str]:
+    """The namespaces from ``owner`` down to ``inner``, below ``owner``: ``A``, ``A::B::C`` -> ``A::B``, ``A::B::C``."""
+    below = inner[len(owner) + 2 :].split("::")
+    return ["::".join([owner, *below[: i + 1]]) for i in range(len(below))]
 
 
 def _classes(conn: sqlite3.Connection, names: set[str], among: Container[int]) -> set[str]:
     """Which of ``names`` the bundle documents as a class: a class nested in the owner
-    (``Redis::Distributed``) is another object, whose methods the owner's instances do not have."""
-    if not names:
-        return set()
-    marks = ",".join("?" * len(names))
-    rows = conn.execute(f"SELECT id, title FROM chunks WHERE source_type = 'ri' AND kind = 'class' AND title IN ({marks})",
-                        sorted(names)).fetchall()  # fmt: skip
-    return {title for r, title in rows if r in among}
+    (``Redis::Distributed``), or a module inside such a class, is another object's, whose methods the
+    owner's instances do not have."""
+    short = sorted({n.split("::")[-1].lower() for n in names})  # chunks.name is indexed; titles are not
+    marks = ",".join("?" * len(short))
+    rows = conn.execute(f"SELECT id, title FROM chunks WHERE name IN ({marks}) AND source_type = 'ri' AND kind = 'class'",
+                        short).fetchall() if short else []  # fmt: skip
+    return {title for r, title in rows if title in names and r in among}
 
 
 def entries_other_kind(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:

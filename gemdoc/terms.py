@@ -124,8 +124,8 @@ def named_asked(text: str) -> Named:
     return Named(list(words), list(pairs))
 
 
-# ``5.15.0``, ``7.1.rc2``, ``5.x``; not code (``10.minutes``, ``eq(0.9)``)
-VERSION = re.compile(r"(?<![\w.(])\d+\.(?:\d\w*|x)(?:\.\w+)*(?!\w|\.\w)")
+# ``5.15.0``, ``7.1.rc2``, ``5.x``, ``sidekiq (7.2.4)``; not code (``10.minutes``, ``eq(0.9)``)
+VERSION = re.compile(r"(?<![\w.])(?<!\w\()\d+\.(?:\d\w*|x)(?:\.\w+)*(?!\w|\.\w)")
 
 
 def versions(text: str) -> list[str]:
@@ -170,7 +170,8 @@ def identifier(text: str) -> Identifier | None:
 
 
 NAMES_ARE_WORDS = True  # measured on the agent forms by benchmarks/evidence_bars.py
-ALONE = re.compile(r"[\"'(\[]*[A-Za-z][A-Za-z0-9]*[\"')\],;:?!.]*")  # ``GraphQL``, ``gRPC,``: one word, no ``::#._``
+# ``GraphQL``, ``gRPC,``, ``“OAuth2”``, ``gRPC's``: one word, no ``::#._``
+ALONE = re.compile(r"[\"'(\[‘“]*([A-Za-z][A-Za-z0-9]*)(?:['’]s)?[\"')\],;:?!.’”…]*")
 
 
 def code_terms(text: str, prose: bool = True) -> set[str]:
@@ -180,6 +181,19 @@ def code_terms(text: str, prose: bool = True) -> set[str]:
     words = text[:MAX_QUERY_CHARS].split()
     return {t.lower() for w in words if CODE.search(w) and not (prose and NAMES_ARE_WORDS and ALONE.fullmatch(w))
             for t in TERM.findall(w)}  # fmt: skip
+
+
+def product_terms(text: str) -> set[str]:
+    """The terms of the words standing alone (ALONE) that are written the way a technology is named:
+    with a digit or a capital past the first letter (``gRPC``, ``OAuth2``, ``EC2``, ``iOS``, ``TOTP``),
+    but not a CamelCase compound (``ActiveAccounting``, ``PaperTrail``), which as often names the
+    user's own class. A lower-case word (a typo, ``retyr``; jargon, ``upsert``) is no such name."""
+    words = (m[1] for m in map(ALONE.fullmatch, text[:MAX_QUERY_CHARS].split()) if m)
+    return {w.lower() for w in words if _product_like(w) and not COMPOUND.fullmatch(w)}
+
+
+def _product_like(word: str) -> bool:
+    return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
 
 
 COMPOUND = re.compile(r"(?<![\w:])[A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*(?![\w:])")  # ``ReportJob``, alone

@@ -4,7 +4,8 @@
 # file:line. Prism where `require "prism"` works (Ruby 3.3+), Ripper otherwise;
 # both produce the same records:
 #   {kind, owner, name, singleton, file, line, end_line, signature}, and for a method
-#   defined on a constant (`def Field.build`) the namespaces open where it is written, `scope`
+#   defined on a constant (`def Field.build`, or inside `class << Field`) the namespaces open where
+#   it is written, `scope`
 require "ripper"
 
 module GemdocShim
@@ -95,8 +96,8 @@ module GemdocShim
       # nesting) let the reader resolve it as Ruby does (`Mail::Field`).
       def method(name, singleton, line, end_line, receiver = nil)
         receiver ||= @singleton_of
-        add("method", receiver || owner, name, singleton || !receiver.nil?, line, end_line)
-        @records.last["scope"] = nesting if receiver
+        add("method", receiver&.delete_prefix("::") || owner, name, singleton || !receiver.nil?, line, end_line)
+        @records.last["scope"] = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
       end
 
       private
@@ -148,7 +149,7 @@ module GemdocShim
       end
 
       def on_sclass(target, body)
-        [:gd_sclass, receiver(target), body]
+        [:gd_sclass, sclass_target(target), body]
       end
 
       # `alias new old` defines `new` on the line it is written.
@@ -194,8 +195,7 @@ module GemdocShim
           col.method(name, singleton || !recv.nil?, line, end_line, recv == "self" ? nil : recv)
         when :gd_sclass
           return visit(node[2], col, true) if node[1] == "self"
-
-          return visit(node[2], col, singleton) unless node[1]
+          return visit(node[2], col, singleton) unless node[1]  # `class << obj`: an object the source does not name
 
           col.in_singleton_of(node[1]) { visit(node[2], col, true) }
         when :gd_call
@@ -230,6 +230,15 @@ module GemdocShim
         when :top_const_ref then "::#{token(node[1])}"
         else token(node)
         end
+      end
+
+      # What `class << target` opens: "self", a constant's name, or nil for any other object.
+      def sclass_target(target)
+        return nil unless target.is_a?(Array)
+        return "self" if target[0] == :var_ref && target[1].is_a?(Array) && target[1][0..1] == [:@kw, "self"]
+        return const_name(target) if target[0] == :var_ref && target[1].is_a?(Array) && target[1][0] == :@const
+
+        const_name(target) if %i[const_path_ref top_const_ref].include?(target[0])
       end
 
       def receiver(target)
@@ -274,6 +283,7 @@ module GemdocShim
       # Nodes whose children the walk visits itself, or not at all: a definition inside a
       # method body is made at run time, on an owner the source does not name.
       OWN_WALK = %i[class_node module_node singleton_class_node def_node].freeze
+      CONSTANTS = %i[constant_read_node constant_path_node].freeze
 
       def initialize(collector)
         @col = collector
@@ -311,13 +321,15 @@ module GemdocShim
                     recv && recv.type != :self_node ? recv.slice : nil)
       end
 
+      # `class << self`, `class << Field` (Field's), or any other object, which the source does not name.
       def singleton_class(node)
         outer = @singleton
-        @singleton = true
-        if node.expression.type == :self_node
-          visit(node.body)
-        else
+        type = node.expression.type
+        @singleton = true if type == :self_node || CONSTANTS.include?(type)
+        if CONSTANTS.include?(type)
           @col.in_singleton_of(node.expression.slice) { visit(node.body) }
+        else
+          visit(node.body)
         end
         @singleton = outer
       end

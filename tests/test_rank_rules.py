@@ -28,7 +28,9 @@ AKIN = [("Suite::Runner::Config#push_dir", "Adds a root directory for the loader
         ("Suite::Runner::Paths#add_root", "Adds a root to the paths."),
         ("Suite::Runner::Config::new", "A config with the defaults."),
         ("Suite::Runner::Paths::Store::new", "A store of paths."),
-        ("Suite::Runner::Remote#push_dir", "Pushes a directory to the remote host.")]  # fmt: skip
+        ("Suite::Runner::Remote#push_dir", "Pushes a directory to the remote host."),
+        ("Suite::Runner::Config#prune", "Drops the roots that no longer exist."),
+        ("Suite::Runner::Remote::Sync#prune", "Drops the remote host's stale roots.")]  # fmt: skip
 
 READER = "Suite::Runner#time_limit"  # RDoc keeps a reader method and its attr_writer as two entries
 
@@ -213,6 +215,7 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Suite::Runner::Paths#initialize") not in {t for t, _ in AKIN}  # not an inner class's constructor
     assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
+    assert first("Suite::Runner#prune") == "Suite::Runner::Config#prune"  # a module inside Remote is Remote's
     monkeypatch.setattr(searcher, "AKIN_MODULES", False)
     assert first("Suite::Runner#push_dir") not in {t for t, _ in AKIN}  # Config's and Remote's: two
     monkeypatch.setattr(searcher, "AKIN_MODULES", True)

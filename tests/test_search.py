@@ -134,6 +134,7 @@ def test_identifier_recognition():
 def test_version_numbers_are_phrases():
     assert terms.versions("what changed in rake 13.0.6 or 7.1.rc2") == ["13 0 6", "7 1 rc2"]
     assert terms.versions("Is that in sidekiq 5.x or test-unit 3.5.3.") == ["5 x", "3 5 3"]
+    assert terms.versions("bundle list says sidekiq (7.2.4)") == ["7 2 4"]
 
 
 def test_numbers_in_code_or_a_quoted_message_are_no_versions():
@@ -141,7 +142,7 @@ def test_numbers_in_code_or_a_quoted_message_are_no_versions():
     is a release whose notes should come first."""
     message = "expect(0.3 * 3).to eq(0.9) fails with 'expected: 0.9 got: 0.8999999999999999 (compared using ==)'"
     assert terms.versions(message) == [] and terms.owned_versions(message) == []
-    assert terms.versions("retry in 10.minutes, or 3.days.ago") == []
+    assert terms.versions("retry in 10.minutes, or 3.days.ago, be_within(0.01).of(0.9)") == []
     assert terms.owned_versions('since Rails 6.1 "got 0.9 instead"') == [("6 1", "rails")]
 
 

@@ -171,6 +171,12 @@ SINGLETON_BLOCKS = '''module Mail
   class << Field
     def build; end
     attr_reader :cache
+    class << self
+      def nested; end
+    end
+  end
+  class << ::Top
+    def absolute; end
   end
   class << self
     def top; end
@@ -183,12 +189,13 @@ end
 @pytest.mark.parametrize("backend", ["default", "prism"])
 def test_methods_in_a_singleton_class_block_of_a_constant_are_that_constants(backend):
     """`class << Field` inside `module Mail` opens Mail::Field's singleton class: its methods and
-    attributes are Mail::Field's class methods, not Mail's instance methods."""
+    attributes are Mail::Field's class methods, not Mail's instance methods; `class << ::Top` is the
+    top level's Top, as written."""
     flags = tuple(prism_flags()) if backend == "prism" else ()
     found = {r["name"]: (r["owner"], r["singleton"]) for r in symbols.resolve(records(SINGLETON_BLOCKS, flags))
              if r["kind"] == "method"}  # fmt: skip
-    assert found == {"build": ("Mail::Field", True), "cache": ("Mail::Field", True), "top": ("Mail", True),
-                     "plain": ("Mail", False)}
+    assert found == {"build": ("Mail::Field", True), "cache": ("Mail::Field", True), "nested": ("Mail::Field", True),
+                     "absolute": ("Top", True), "top": ("Mail", True), "plain": ("Mail", False)}
 
 
 def test_prism_and_ripper_give_the_same_records_for_every_file_of_the_bundled_gems():

@@ -62,7 +62,7 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
         if "answers" in question else None,
         "evidence": reply.evidence,
         "defined": ask.defined_apis(bundle, text, named),
-        "products": [terms.product_terms(body) for _, body in parts],
+        "products": ask.products_of(parts),
         "cosine": ask.nearest_cosine(parts, embedder, matrix),
         "one_sentence": len(parts) == 1 and parts[0][0] is None and len(terms.sentences_of(text)) == 1,
     }
@@ -89,7 +89,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
         "code": ask.code_of(parts),
         "code_without_names_as_words": code_without_names_as_words(parts),
-        "products": [terms.product_terms(body) for _, body in parts],
+        "products": ask.products_of(parts),
         "cosine": None if keyword_only else ask.nearest_cosine(parts, embedder, matrix),
         "rephrasing": None if keyword_only else ask.nearest_cosine([p for p in parts if p[0] == "vec"], embedder,
                                                                      matrix),

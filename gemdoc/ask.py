@@ -132,7 +132,7 @@ def keyword(bundle: Bundle, text: str, options: Options) -> Reply:
     arms = {h.id: {"keyword": i} for i, h in enumerate(found.hits, start=1)}
     named = named_apis(bundle, text)
     judged = evidence.judge([(None, found.evidence)], named, None, defined=defined_apis(bundle, text, named),
-                            products=[q.product_terms(text)])
+                            products=products_of([(None, text)]))
     return _finish(Reply(text, "keyword", found.hits, arms, judged, bundle, found.plan, notes), options)
 
 
@@ -164,7 +164,7 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
     guessed = guessed_names(bundle, parts) if vectors_on else []  # without vectors nothing near can spare them
     asked = nearest_cosine(parts, embedder, matrix) if floor and _one_sentence(parts) else None
     found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked, "defined": defined,
-             "products": [q.product_terms(body) for _, body in parts]}
+             "products": products_of(parts)}
     judged = evidence.judge(lexical, named, None, **found)
     if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed):
         cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)
@@ -175,6 +175,11 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
 def code_of(parts: list) -> list[set[str]]:
     """Each part's terms written as code (terms.code_terms); a ``lex:`` part is all names, not prose."""
     return [q.code_terms(body, prose=kind != "lex") for kind, body in parts]
+
+
+def products_of(parts: list) -> list[set[str]]:
+    """Each part's terms written as a technology is named (terms.product_terms), for evidence.coined."""
+    return [q.product_terms(body) for _, body in parts]
 
 
 def _one_sentence(parts: list) -> bool:

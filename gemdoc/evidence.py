@@ -26,17 +26,18 @@ does not count (``lex: Capybara::Cuprite::Driver``), but neither does it stop th
 "Cuprite" in words. A CamelCase word standing alone in a sentence (``gRPC``, ``GraphQL``) is a product
 said in words (terms.code_terms), not code. An agent's rephrasing in the docs' everyday words ("keep a
 version history of model changes") always finds its words somewhere; the subject it rephrases
-("PaperTrail") is what says whether the bundle covers the question. A single part has no such rephrasing: its coverage
-already weighs its missing terms.
+("PaperTrail") is what says whether the bundle covers the question. A single part has no such
+rephrasing: its coverage already weighs its missing terms.
 
 The question as the user typed it (the untyped part, or the only part) says its subject in the
 sentence that asks: a technical term the bundle never mentions said there ("How do I produce Kafka
 messages from a model callback?"), not only where the question sets the scene ("We deploy through
 ngrok.") or in a quoted message or example of a few words ("readable like 'Argentina - Buenos
 Aires'"), refuses the question whatever classes or modules it names; not when a part names a
-documented method by its full name or a cop (below), unless the term is no English word at all
-and written as a technology is named (``gRPC``, ``OAuth2``: ``coined``). A name of the user's own code (``ReportJob``,
-``OrdersController``: search.own_names) is no subject: missing from the docs, it weighs nothing.
+documented method by its full name or a cop (below), unless the term is no English word at all and
+written as a technology is named (``gRPC``, ``OAuth2``: ``coined``). A name of the user's own code
+(``ReportJob``, ``OrdersController``: search.own_names) is no subject: missing from the docs, it weighs
+nothing.
 
 Vectors also speak against: an agent's ``vec:`` part says what the docs would say if they covered the
 question, so when no chunk of the bundle comes within REPHRASING_FLOOR (cosine) of the nearest of its

@@ -37,9 +37,9 @@ def index(symbols: list[dict]) -> Definitions:
 
 def resolve(symbols: list[dict]) -> list[dict]:
     """The shim's symbols with each method defined on a constant (``def ContentTypeField.with_boundary``,
-    or inside ``class << ContentTypeField``, in ``module Mail``) under the namespace Ruby finds that constant in: through the namespaces open
-    where it is written (``scope``), innermost first, the first the gem defines it in
-    (``Mail::ContentTypeField``); as written when the gem defines none there."""
+    or inside ``class << ContentTypeField``, in ``module Mail``) under the namespace Ruby finds that
+    constant in: through the namespaces open where it is written (``scope``), innermost first, the
+    first the gem defines it in (``Mail::ContentTypeField``); as written when the gem defines none there."""
     namespaces = {full_name(sym) for sym in symbols if sym["kind"] in ("class", "module")}
     return [_resolved(sym, namespaces) for sym in symbols]
 

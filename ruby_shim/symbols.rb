@@ -324,13 +324,9 @@ module GemdocShim
       # `class << self`, `class << Field` (Field's), or any other object, which the source does not name.
       def singleton_class(node)
         outer = @singleton
-        type = node.expression.type
-        @singleton = true if type == :self_node || CONSTANTS.include?(type)
-        if CONSTANTS.include?(type)
-          @col.in_singleton_of(node.expression.slice) { visit(node.body) }
-        else
-          visit(node.body)
-        end
+        constant = CONSTANTS.include?(node.expression.type)
+        @singleton ||= constant || node.expression.type == :self_node
+        constant ? @col.in_singleton_of(node.expression.slice) { visit(node.body) } : visit(node.body)
         @singleton = outer
       end
 

@@ -234,7 +234,8 @@ def _options(bundle: Bundle, text: str, named: list[str], scope: searcher.Scope)
 
 def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:
     """The words of ``text`` that name a method no entry documents but the bundle's source defines
-    (``Pundit#verify_authorized``, private: definition); ``named``: the documented ones, not looked up again."""
+    (``Devise::FailureApp#recall_app``, protected without a comment: definition); ``named``: the
+    documented ones, not looked up again."""
     return [word for word in api_words(text) if word not in named and definition(bundle, word)]
 
 
@@ -391,7 +392,7 @@ def _defined(words: list[str], found: dict) -> str:
     """The note for API names no entry documents but the source defines (at one place)."""
     where = uri.make(found["gem"], found["version"], found["file"], found["line"], words[0])
     owner = f" in {found['owner']}" if found["owner"] else ""
-    return (f"{', '.join(words)}: no docs (RDoc leaves out :nodoc: and private methods), but {found['gem']} "
+    return (f"{', '.join(words)}: no docs (:nodoc:, private, or protected without a comment), but {found['gem']} "
             f"{found['version']} defines it{owner}: gemdoc show {where} --source")
 
 

@@ -1,5 +1,5 @@
-"""`gemdoc init`: the one command that changes a project. Writes ``.gemdoc.yml``, trusts the
-project, and installs the Bundler plugin into its ``.bundle/plugin`` (never the Gemfile).
+"""`gemdoc init`: the one command that installs the hook into a project. Writes ``.gemdoc.yml``,
+trusts the project, and installs the Bundler plugin into its ``.bundle/plugin`` (never the Gemfile).
 Running it again changes nothing and says so."""
 
 import dataclasses

@@ -312,7 +312,7 @@ def judge(
 
 def _name_words_are_no_subject(parts: list[tuple[str | None, Evidence]], named: list[str]) -> None:
     """The words of an API the bundle has (``named``) weigh nothing when its docs never use them: a
-    method the source defines without docs (``Pundit#verify_authorized``, "verify") is no absent
+    method the source defines without docs (``Devise::FailureApp#recall_app``, "recall") is no absent
     subject; they weigh as the user's own names do (``own``)."""
     words = {t for name in named for t in TERM.findall(name.lower())}
     for _, found in parts:

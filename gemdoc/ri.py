@@ -3,7 +3,8 @@
 Tier 0 reads an ri store installed for the exact version (``doc_dir/ri``) when it
 covers the sources (not an engine's app/, which RubyGems does not document).
 Otherwise gemdoc's private cache is used, and when it has none, RDoc generates
-one over the gem's lib/, ext/ and app/ (public API only) into a fresh temporary
+one over the gem's lib/, ext/ and app/ (RDoc's default: public and protected methods,
+and private ones marked ``# :doc:``; see ``_documented``) into a fresh temporary
 directory that is renamed into the cache only after RDoc succeeded, together
 with what the shim read from it (``extract.json``): reading the cache needs no
 Ruby and gives exactly what a fresh run gives. A crash or a timeout leaves
@@ -149,22 +150,25 @@ def _run(location: GemLocation, src: list[str], how: dict, timeout: float) -> di
 
 def _docs(answer: dict, tier: str) -> ApiDocs:
     docs = ApiDocs(answer["ri"], answer["symbols"], answer["parser"], tier)
-    docs.chunks, docs.located, docs.methods, docs.hidden = to_chunks(docs.entries, docs.symbols)
+    docs.chunks, docs.located, docs.methods, docs.hidden = to_chunks(docs.entries, docs.symbols, tier == "installed")
     return docs
 
 
-def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, int, list[dict]]:
+def to_chunks(
+    entries: list[dict], syms: list[dict], installed: bool = False
+) -> tuple[list[Chunk], int, int, list[dict]]:
     """One chunk per class, module, method and attribute; returns (chunks, located methods, methods,
-    the methods defined in the source that no chunk documents: ``:nodoc:``, private, or hidden from RDoc)."""
+    the methods defined in the source that no chunk documents: ``:nodoc:``, private or protected without a comment,
+    or hidden from RDoc)."""
     syms = symbols.resolve(syms)
     defs = symbols.index(syms)
-    entries = symbols.refile(entries, defs)
+    entries = _documented(symbols.refile(entries, defs), installed)
     chunks, located, methods = [], 0, 0
     seen: set[tuple[str, str]] = set()
     cited: set[int] = set()
     for entry in entries:
         key = (entry["kind"], entry["full_name"])  # an installed ri store lists some entries once per file
-        if entry.get("visibility") not in (None, "public") or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         where = symbols.locate(entry, defs)
@@ -177,6 +181,22 @@ def to_chunks(entries: list[dict], syms: list[dict]) -> tuple[list[Chunk], int, 
     hidden = [s for s in syms if s["kind"] == "method" and id(s) not in cited
               and (s["owner"], s["name"].lower()) not in documented]  # fmt: skip
     return chunks, located, methods, hidden
+
+
+def _documented(entries: list[dict], installed: bool) -> list[dict]:
+    """Public entries, and the protected or private ones whose comment says something, with their
+    aliases (RDoc gives an alias no comment of its own). RDoc stores a private method only when its
+    author asked (``# :doc:``: ``Rake::DSL#task``, ActionController's ``send_file``) and protected
+    ones by default (Devise's ``after_confirmation_path_for``, for overriding); without a comment such
+    an entry is an internal step, not documentation. An ``installed`` store (RubyGems' RDoc hook)
+    holds every private method, since the hook never prunes by visibility, and nothing in it says
+    which were marked ``:doc:``: its private entries all stay out."""
+    hidden = {"private"} if installed else set()
+    said = [e for e in entries if e.get("visibility") in (None, "public")
+            or (e.get("visibility") not in hidden and (e.get("comment") or "").strip())]  # fmt: skip
+    aliases = {(e.get("owner"), e.get("singleton"), name) for e in said for name in e.get("aliases") or []}
+    kept = {id(e) for e in said}
+    return [e for e in entries if id(e) in kept or (e.get("owner"), e.get("singleton"), e["name"]) in aliases]
 
 
 def _chunk(entry: dict, where: dict | None) -> Chunk:

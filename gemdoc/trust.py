@@ -46,7 +46,10 @@ def entries() -> dict[str, dict]:
 def verdict(project: Path) -> Verdict:
     entry = entries().get(str(project))
     if not entry:
-        return Verdict(False, reason=f"{project} is not trusted: run `gemdoc trust` there to let gemdoc index it")
+        return Verdict(False, reason=(
+            f"{project} is not trusted: your first `gemdoc index` there trusts it, or `gemdoc trust` once you "
+            f"have reviewed it (needed when its {manifest.FILENAME} names a model)"
+        ))
     if entry.get("gated_sha256") != manifest.load(project).gated_sha256():
         return Verdict(False, entry.get("how"), reason=(
             f"{manifest.FILENAME} in {project} changed {', '.join(manifest.GATED)} since you trusted it: "

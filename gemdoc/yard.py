@@ -77,7 +77,7 @@ def _owners(spans: list[tuple[int, int, str]], numbers: list[int]) -> dict[int, 
 
 def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -> list[Chunk]:
     """The entries of one file. A directive in ``class << self``, written ``self.name`` or with
-    ``@!scope class`` declares a class method; one after a bare ``private`` or ``protected``, or with
+    ``@!scope class`` declares a class method; one after a bare ``private``, or with
     ``@!visibility private``, is no API, nor is ``initialize`` or a directive with no text at all. Each
     line is walked a bounded number of times (a ``path:`` gem's file must not take quadratic time),
     and the entries' text together is at most the file's size, since stacked directives share theirs
@@ -112,9 +112,9 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
 
 
 def _hidden(lines: list[str], owners: dict[int, tuple[int, int, str]], singleton: list[bool]) -> list[bool]:
-    """For each line number, whether a directive there follows a bare ``private`` or ``protected`` in
-    the same class or module body (``owners``: of the directives and those lines, ascending), on the
-    same side of ``class << self``, as Ruby's methods would."""
+    """For each line number, whether a directive there follows a bare ``private`` (not ``protected``,
+    which RDoc documents too) in the same class or module body (``owners``: of the directives and
+    those lines, ascending), on the same side of ``class << self``, as Ruby's methods would."""
     state: dict[tuple, str] = {}
     hidden = [False] * (len(lines) + 1)
     for number, owner in owners.items():
@@ -122,7 +122,7 @@ def _hidden(lines: list[str], owners: dict[int, tuple[int, int, str]], singleton
         if keyword := VISIBILITY.match(lines[number - 1]):
             state[where] = keyword[1]
         else:
-            hidden[number] = state.get(where, "public") != "public"
+            hidden[number] = state.get(where) == "private"
     return hidden
 
 

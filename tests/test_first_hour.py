@@ -102,9 +102,18 @@ def indexed_example(tmp_path_factory) -> tuple[Path, dict]:
             "XDG_CACHE_HOME": str(base / "cache"), "XDG_CONFIG_HOME": str(base / "config")}  # fmt: skip
     project = base / "demo"
     shutil.copytree(ROOT / "examples" / "demo", project, ignore=shutil.ignore_patterns(".gemdoc.yml"))
+    before = _files(project)
+    status = gemdoc("status", cwd=project, env=env)
+    assert "not trusted: your first `gemdoc index` there" in status.stdout, status.stdout  # not `gemdoc trust`
     done = gemdoc("index", cwd=project, env=env)
     assert done.returncode == 0, done.stderr
+    assert _files(project) == before | {".gemdoc.yml"}  # SKILL.md: `gemdoc index` writes only .gemdoc.yml
+    assert "trusted (use)" in gemdoc("status", cwd=project, env=env).stdout  # SKILL.md: and trusts it for use
     return project, env
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
 @pytest.mark.parametrize("words", ["", "   ", "?!", "#.::"])

@@ -179,7 +179,7 @@ def test_an_untrusted_clone_prints_one_line_and_indexes_nothing(tmp_path, bundle
     gemfile = WIDGET + f'plugin "bundler-gemdoc", path: "{PLUGIN}"\n'
     project = make_project(tmp_path, bundle_env, gemfile)
     lines = bundle(project, "install", "--local", env=bundle_env)
-    assert len(lines) == 1 and "not trusted: run `gemdoc trust`" in lines[0], lines
+    assert len(lines) == 1 and "not trusted: your first `gemdoc index` there" in lines[0], lines
     assert not paths.store_path().exists()
 
 
@@ -281,6 +281,22 @@ def test_the_first_explicit_command_trusts_a_project_and_status_does_not(tmp_pat
     assert runner.invoke(main, ["trust", "revoke", str(project)]).stdout.startswith("revoked")
     again = runner.invoke(main, ["trust", "revoke", str(project)])
     assert again.exit_code == 1 and "was not trusted" in again.output
+
+
+def test_use_never_trusts_a_project_whose_manifest_names_a_model(tmp_path):
+    """SKILL.md: `gemdoc index` trusts a project for use unless its .gemdoc.yml names a model; the reason
+    `status` gives says so."""
+    from click.testing import CliRunner
+
+    from gemdoc.cli import main
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "Gemfile.lock").write_text("GEM\n  specs:\n    rake (13.0.6)\n\nDEPENDENCIES\n  rake\n")
+    (project / ".gemdoc.yml").write_text("model_dir: /somewhere/else\n")
+    CliRunner().invoke(main, ["search", "-C", str(project), "anything"])
+    verdict = trust.verdict(project)
+    assert not verdict.trusted and "`gemdoc trust` once you have reviewed it (needed when" in verdict.reason
 
 
 def test_hook_skips_a_lockfile_gemdoc_does_not_read(tmp_path):

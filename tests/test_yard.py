@@ -176,6 +176,11 @@ module Outer; class Inner
   # @!method still_shown
   #   The private above was the singleton class's.
 
+  protected
+
+  # @!method ranked(other)
+  #   Protected, documented as RDoc documents protected methods.
+
   private # helpers
 
   # @!method helper?(node)
@@ -187,10 +192,11 @@ end
 
 
 def test_a_bare_private_hides_the_directives_after_it_and_one_line_namespaces_nest(tmp_path):
-    """RuboCop's node matchers after ``private`` are no API (YARD files them private); of two namespaces
+    """RuboCop's node matchers after ``private`` are no API (YARD files them private), those after
+    ``protected`` are (RDoc documents protected methods); of two namespaces
     opened on one line, the inner one owns the directives."""
     (tmp_path / "vis.rb").write_text(VISIBILITY)
-    spans = [{"kind": "module", "owner": "", "name": "Outer", "file": "vis.rb", "line": 1, "end_line": 23},
-             {"kind": "class", "owner": "Outer", "name": "Inner", "file": "vis.rb", "line": 1, "end_line": 22}]
+    spans = [{"kind": "module", "owner": "", "name": "Outer", "file": "vis.rb", "line": 1, "end_line": 28},
+             {"kind": "class", "owner": "Outer", "name": "Inner", "file": "vis.rb", "line": 1, "end_line": 27}]
     found = [c.title for c in yard.declared(tmp_path, ["vis.rb"], spans, set())]
-    assert found == ["Outer::Inner#shown", "Outer::Inner#still_shown"]
+    assert found == ["Outer::Inner#shown", "Outer::Inner#still_shown", "Outer::Inner#ranked"]

@@ -64,7 +64,9 @@ OTHER_KIND_NAMED = True
 # names the setting it wants in the docs' own words has evidence (benchmarks/evidence_bars.py)
 OPTIONS_NAMED = True
 OPTION_WORD = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-API_WORD = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}|^[A-Z]\w+/[A-Z]\w+$")
+API_WORD = re.compile(
+    rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|^[A-Z]\w+/[A-Z]\w+$|(?:#|[A-Z]\w*\.){q.OPERATOR}$"
+)
 
 
 def open_bundle(root: Path) -> Bundle:
@@ -275,7 +277,19 @@ def api_words(text: str) -> list[str]:
 
 def _tokens(text: str, also: str = "") -> list[str]:
     """The words of ``text`` (up to MAX_QUERY_CHARS), without the punctuation around them (and ``also``)."""
-    return [w.strip(",;:()[]'\"`." + also) for w in text[: q.MAX_QUERY_CHARS].split()]
+    return [_token(w, ",;:()[]'\"`." + also) for w in text[: q.MAX_QUERY_CHARS].split()]
+
+
+def _token(word: str, punctuation: str) -> str:
+    """``word`` without ``punctuation`` around it, but for the brackets or dots of an operator method
+    that ends it (``REXML::Element#[]``, ``Element#[]=.``)."""
+    word = word.lstrip(punctuation)
+    end = len(word)
+    while end and not q.ENDS_IN_OPERATOR.search(word[:end]):
+        if word[end - 1] not in punctuation:
+            return word[:end]
+        end -= 1
+    return word[:end]
 
 
 def _spellings(word: str) -> list[str]:
@@ -371,7 +385,7 @@ def definition(bundle: Bundle, word: str) -> dict | None:
     the first such definition, or None."""
     match = searcher.METHOD_NAME.match(word)
     owner, method = (match[1], match[2]) if match else ("", word)
-    if not re.fullmatch(r"[a-z_]\w*[?!=]?", method) or not bundle.scope.gems:
+    if not re.fullmatch(q.METHOD, method) or not bundle.scope.gems:
         return None
     if not store.has_table(bundle.conn, store.UNDOCUMENTED):  # a store written before the table existed
         return None

@@ -214,7 +214,8 @@ def _semantic(text: str, project_dir, gem, options, as_json: bool, as_files: boo
     embedder, matrix, missing = _vector_arm(bundle, required=vector_only)
     reply = ask.semantic(bundle, text, options, embedder, matrix, vector_only)
     if missing:
-        click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
+        if as_json or as_files:  # text output prints the note itself: once is enough
+            click.echo(f"gemdoc: {missing}; answered by keyword alone", err=True)
         reply.notes.append(f"answered by keyword alone: {missing}")
     shell.show_reply(reply, options, as_json, as_files)
 

@@ -485,7 +485,7 @@ def entries_named(conn: sqlite3.Connection, ident: q.Identifier, among: Containe
 
 
 # Owner#method, Owner::method, Owner.method
-METHOD_NAME = re.compile(r"^(.*[A-Za-z0-9_])(?:#|::|\.)([a-z_]\w*[?!=]?)$")
+METHOD_NAME = re.compile(rf"^(.*[A-Za-z0-9_])(?:#|::|\.)({q.METHOD})$")
 
 
 def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:

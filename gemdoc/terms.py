@@ -11,7 +11,14 @@ from dataclasses import dataclass
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
 TERM = re.compile(r"[^\W_]+", re.UNICODE)
-IDENTIFIER = re.compile(r"^(?:[A-Z]\w*(?:::[A-Z]\w*)*)?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$")
+# Ruby's operator methods as RDoc names them: ``REXML::Element#[]``, ``Comparable#<=>``, ``Set::[]``
+OPERATOR = r"(?:\[\]=?|<=>|===?|=~|!=|!~|<<|>>|<=|>=|\*\*|[-+]@|[-+*/%<>!~^&|])"
+METHOD = rf"(?:[a-z_]\w*[?!=]?|{OPERATOR})"
+OWNER = r"[A-Z]\w*(?:::[A-Z]\w*)*"
+IDENTIFIER = re.compile(
+    rf"^(?:{OWNER})?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$|^(?:{OWNER}(?:#|::|\.)|#){OPERATOR}$"
+)
+ENDS_IN_OPERATOR = re.compile(rf"(?:#|::|\.){OPERATOR}$")  # an operator's brackets and dots are no punctuation
 
 
 @dataclass(frozen=True)
@@ -83,13 +90,13 @@ def outright(sentence: str) -> str:
     return rest if terms(rest) else sentence
 
 
-CODE = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{2}\.[a-z_]{2}")
+CODE = re.compile(rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|#{OPERATOR}$")
 
 
 OWNER_AND_METHOD = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)* [a-z_]\w*[?!=]?$")
 # A method by its full name (``RSpec::Matchers#change``, ``Rack::Utils.escape``) or a RuboCop cop
 # (``Style/StringLiterals``): one API entry, where a class or module (``Faraday::Middleware``) is an area.
-SPECIFIC_API = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)*(?:#|::|\.)[a-z_]\w*[?!=]?$|^[A-Z]\w+/[A-Z]\w+$")
+SPECIFIC_API = re.compile(rf"^{OWNER}(?:#|::|\.){METHOD}$|^[A-Z]\w+/[A-Z]\w+$")
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ def identifier(text: str) -> Identifier | None:
     if not re.search(r"[#:.A-Z_]", text):  # a plain lower-case word is a keyword, not an API name
         return None
     spellings = {text, text.lstrip("#")}
-    match = re.match(r"^(.*[A-Za-z0-9_])\.([a-z_]\w*[?!=]?)$", text)
+    match = re.match(rf"^(.*[A-Za-z0-9_])\.({METHOD})$", text)
     if match:  # Foo.bar is how people write RDoc's Foo::bar
         spellings.add(f"{match[1]}::{match[2]}")
     last = re.split(r"#|::|\.", text)[-1]

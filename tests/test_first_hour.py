@@ -231,6 +231,8 @@ def test_the_model_is_found_where_embed_got_it_or_query_answers_by_keyword(index
     reply = json.loads(done.stdout)
     assert done.returncode == 0 and reply["mode"] == "keyword" and reply["results"], done.stderr
     assert any("answered by keyword alone" in note for note in reply["notes"]) and "keyword alone" in done.stderr
+    text = gemdoc("query", "how do I stub a method in a test", cwd=project, env=plain)
+    assert (text.stdout + text.stderr).count("keyword alone") == 1, text.stdout + text.stderr  # said once
     over_mcp = anyio.run(_mcp_query, project, plain)
     assert "error" not in over_mcp and over_mcp["mode"] == "keyword" and over_mcp["results"], over_mcp
     assert any("answered by keyword alone" in note for note in over_mcp["notes"])

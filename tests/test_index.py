@@ -187,6 +187,20 @@ def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_miss
     assert shown.returncode == 0 and ">32      def reset_cadence(value) # :nodoc:" in shown.stdout
 
 
+def test_an_operator_method_is_named_as_rdoc_names_it(fixture_project, ruby_env):
+    """``Gearbox::[]`` is an API name, brackets and all: found, evidence, no note that it is missing."""
+    indexer.index_project(fixture_project)
+    for name in ("GemdocFixture::Gearbox::[]", "GemdocFixture::Gearbox.[]"):
+        found = gemdoc("search", "-C", str(fixture_project), "--json", name, env=ruby_env)
+        reply = json.loads(found.stdout)
+        assert reply["results"][0]["title"] == "GemdocFixture::Gearbox::[]" and not reply["notes"], found.stdout
+    question = "what ratio has a gear\nlex: `GemdocFixture::Gearbox::[]`."
+    typed = gemdoc("query", "-C", str(fixture_project), "--json", question, env=ruby_env)
+    reply = json.loads(typed.stdout)
+    assert reply["results"][0]["title"] == "GemdocFixture::Gearbox::[]", typed.stdout
+    assert not any("no API named" in note for note in reply["notes"]), reply["notes"]
+
+
 def test_japanese_docs_only_with_all_languages(fixture_project):
     indexer.index_project(fixture_project)
     assert "doc/ja/usage.md" not in {c["file"] for c in chunks_of("gemdoc_fixture")}

@@ -42,7 +42,11 @@ def conn():
         section("Rack > Middleware", "More about middleware ordering in the stack. " * 20, part=" · 2/2"),
     ])  # fmt: skip
     put(writer, "rack", "3.0.0", [ri("Rack::Utils#parse_nested_query", "Version three parser for nested query.")])
-    put(writer, "hash_tools", "1.0", [ri("Hash#dig", "Extracts the nested value at a sequence of keys.")])
+    put(writer, "hash_tools", "1.0", [
+        ri("Hash#dig", "Extracts the nested value at a sequence of keys."),
+        ri("Hash#[]", "Returns the value stored under a key."), ri("Hash#[]=", "Stores a value under a key."),
+        ri("Hash::[]", "Makes a new hash of the given pairs."), ri("Hash#<=>", "Compares two hashes."),
+    ])  # fmt: skip
     writer.close()
     connection = store.connect(paths.store_path())
     yield connection
@@ -73,6 +77,10 @@ def test_only_the_projects_exact_versions_answer(conn):
         ("#dig", "Hash#dig"),
         ("escape_html", "Rack::Utils#escape_html"),
         ("Rack::Builder", "Rack::Builder"),
+        ("Hash#[]", "Hash#[]"),  # an operator method, as RDoc names it
+        ("Hash#[]=", "Hash#[]="),
+        ("Hash.[]", "Hash::[]"),
+        ("Hash#<=>", "Hash#<=>"),
     ],
 )
 def test_identifiers_work_as_queries(conn, ident, expected):
@@ -129,6 +137,8 @@ def test_identifier_recognition():
     assert terms.identifier("Puma::Server").name == "server"
     assert terms.identifier("how do I retry") is None
     assert terms.identifier("retry") is None  # a plain word is a keyword
+    assert terms.identifier("REXML::Element#[]").name == "[]" and terms.identifier("#<=>").name == "<=>"
+    assert terms.identifier("[]") is None and terms.identifier("a+b") is None  # an operator needs its #, :: or .
 
 
 def test_version_numbers_are_phrases():

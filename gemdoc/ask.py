@@ -65,7 +65,7 @@ OTHER_KIND_NAMED = True
 OPTIONS_NAMED = True
 OPTION_WORD = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 API_WORD = re.compile(
-    rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|^[A-Z]\w+/[A-Z]\w+$|(?:#|[A-Z]\w*\.){q.OPERATOR}$"
+    rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|^[A-Z]\w+/[A-Z]\w+$|{q.OPERATOR_NAME}"
 )
 
 
@@ -277,19 +277,7 @@ def api_words(text: str) -> list[str]:
 
 def _tokens(text: str, also: str = "") -> list[str]:
     """The words of ``text`` (up to MAX_QUERY_CHARS), without the punctuation around them (and ``also``)."""
-    return [_token(w, ",;:()[]'\"`." + also) for w in text[: q.MAX_QUERY_CHARS].split()]
-
-
-def _token(word: str, punctuation: str) -> str:
-    """``word`` without ``punctuation`` around it, but for the brackets or dots of an operator method
-    that ends it (``REXML::Element#[]``, ``Element#[]=.``)."""
-    word = word.lstrip(punctuation)
-    end = len(word)
-    while end and not q.ENDS_IN_OPERATOR.search(word[:end]):
-        if word[end - 1] not in punctuation:
-            return word[:end]
-        end -= 1
-    return word[:end]
+    return [q.token(w, ",;:()[]'\"`." + also) for w in text[: q.MAX_QUERY_CHARS].split()]
 
 
 def _spellings(word: str) -> list[str]:

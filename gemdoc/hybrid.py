@@ -129,7 +129,7 @@ def named_entries(conn: sqlite3.Connection, text: str, gems) -> list[searcher.Hi
     (``Addressable::Template#expand``), or by a method name that reads as code (``on_worker_boot``).
     A name matching more than one API of the bundle picks none."""
     scope = searcher.Scope(conn, gems)
-    words = list(dict.fromkeys(w.strip(",;:()[]'\"`") for w in text[: terms.MAX_QUERY_CHARS].split()))
+    words = list(dict.fromkeys(terms.token(w, ",;:()[]'\"`") for w in text[: terms.MAX_QUERY_CHARS].split()))
     ids: list[int] = []
     for word in words:
         rows = _entries(conn, word, scope) or _entries(conn, word.rstrip("?"), scope)  # `empty?`, or a sentence's end

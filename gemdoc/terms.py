@@ -11,14 +11,30 @@ from dataclasses import dataclass
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
 TERM = re.compile(r"[^\W_]+", re.UNICODE)
-# Ruby's operator methods as RDoc names them: ``REXML::Element#[]``, ``Comparable#<=>``, ``Set::[]``
-OPERATOR = r"(?:\[\]=?|<=>|===?|=~|!=|!~|<<|>>|<=|>=|\*\*|[-+]@|[-+*/%<>!~^&|])"
+# Ruby's operator methods as RDoc names them: ``REXML::Element#[]``, ``Comparable#<=>``, ``Set::[]``. After a
+# ``.`` or with no owner only the longer ones, so that ``Ruby.*``, ``OK.!`` or a shebang ``#!`` stay prose
+LONG_OPERATOR = r"(?:\[\]=?|<=>|===?|=~|!=|!~|<<|>>|<=|>=|\*\*|[-+]@)"
+OPERATOR = rf"(?:{LONG_OPERATOR}|[-+*/%<>!~^&|])"
 METHOD = rf"(?:[a-z_]\w*[?!=]?|{OPERATOR})"
 OWNER = r"[A-Z]\w*(?:::[A-Z]\w*)*"
+OPERATOR_NAME = rf"(?:\w#|::){OPERATOR}$|[A-Z]\w*\.{LONG_OPERATOR}$|^#{LONG_OPERATOR}$"
 IDENTIFIER = re.compile(
-    rf"^(?:{OWNER})?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$|^(?:{OWNER}(?:#|::|\.)|#){OPERATOR}$"
+    rf"^(?:{OWNER})?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$"
+    rf"|^(?:{OWNER}(?:#|::){OPERATOR}|{OWNER}\.{LONG_OPERATOR}|#{LONG_OPERATOR})$"
 )
-ENDS_IN_OPERATOR = re.compile(rf"(?:#|::|\.){OPERATOR}$")  # an operator's brackets and dots are no punctuation
+ENDS_IN_OPERATOR = re.compile(OPERATOR_NAME)  # an operator's brackets and dots are no punctuation
+
+
+def token(word: str, punctuation: str) -> str:
+    """``word`` without ``punctuation`` around it, but for the brackets or dots of an operator method
+    that ends it (``REXML::Element#[]``, ``Element#[]=.``)."""
+    word = word.lstrip(punctuation)
+    end = len(word)
+    while end and not ENDS_IN_OPERATOR.search(word[:end]):
+        if word[end - 1] not in punctuation:
+            return word[:end]
+        end -= 1
+    return word[:end]
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,7 @@ def outright(sentence: str) -> str:
     return rest if terms(rest) else sentence
 
 
-CODE = re.compile(rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|#{OPERATOR}$")
+CODE = re.compile(rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|{OPERATOR_NAME}")
 
 
 OWNER_AND_METHOD = re.compile(r"^[A-Z]\w*(?:::[A-Z]\w*)* [a-z_]\w*[?!=]?$")
@@ -110,7 +126,7 @@ class Named:
 def named_in(text: str) -> Named:
     """Words that read as identifiers and look like code (``has_many dependent option``), and
     a class followed by a method name (``what does FileList resolve do``, ``Mock expect``)."""
-    tokens = [w.strip(",;:()[]'\"?`") for w in text[:MAX_QUERY_CHARS].split()]
+    tokens = [token(w, ",;:()[]'\"?`") for w in text[:MAX_QUERY_CHARS].split()]
     if len(tokens) < 2:
         return Named([], [])
     words = list(dict.fromkeys(tokens))  # an API named twice counts once

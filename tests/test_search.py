@@ -139,6 +139,8 @@ def test_identifier_recognition():
     assert terms.identifier("retry") is None  # a plain word is a keyword
     assert terms.identifier("REXML::Element#[]").name == "[]" and terms.identifier("#<=>").name == "<=>"
     assert terms.identifier("[]") is None and terms.identifier("a+b") is None  # an operator needs its #, :: or .
+    assert terms.identifier("#!") is None and terms.identifier("Ruby.*") is None  # a shebang, a glob: prose
+    assert [w for w, _ in terms.named_asked("what does REXML::Element#[] return?").words] == ["REXML::Element#[]"]
 
 
 def test_version_numbers_are_phrases():

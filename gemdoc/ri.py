@@ -191,12 +191,14 @@ def _documented(entries: list[dict], installed: bool) -> list[dict]:
     an entry is an internal step, not documentation. An ``installed`` store (RubyGems' RDoc hook)
     holds every private method, since the hook never prunes by visibility, and nothing in it says
     which were marked ``:doc:``: its private entries all stay out."""
-    hidden = {"private"} if installed else set()
-    said = [e for e in entries if e.get("visibility") in (None, "public")
-            or (e.get("visibility") not in hidden and (e.get("comment") or "").strip())]  # fmt: skip
-    aliases = {(e.get("owner"), e.get("singleton"), name) for e in said for name in e.get("aliases") or []}
-    kept = {id(e) for e in said}
-    return [e for e in entries if id(e) in kept or (e.get("owner"), e.get("singleton"), e["name"]) in aliases]
+    commented = ("protected",) if installed else ("protected", "private")
+
+    def said(e: dict) -> bool:
+        return e.get("visibility") in (None, "public") or (
+            e.get("visibility") in commented and bool((e.get("comment") or "").strip()))
+
+    aliases = {(e.get("owner"), e.get("singleton"), a) for e in filter(said, entries) for a in e.get("aliases") or []}
+    return [e for e in entries if said(e) or (e.get("owner"), e.get("singleton"), e["name"]) in aliases]
 
 
 def _chunk(entry: dict, where: dict | None) -> Chunk:

@@ -28,6 +28,8 @@ ENDS_IN_OPERATOR = re.compile(OPERATOR_NAME)  # an operator's brackets and dots 
 def token(word: str, punctuation: str) -> str:
     """``word`` without ``punctuation`` around it, but for the brackets or dots of an operator method
     that ends it (``REXML::Element#[]``, ``Element#[]=.``)."""
+    if not any(mark in word for mark in "#:."):  # no operator name: most words, on every search's path
+        return word.strip(punctuation)
     word = word.lstrip(punctuation)
     end = len(word)
     while end and not ENDS_IN_OPERATOR.search(word[:end]):

@@ -46,9 +46,9 @@ def identifier_words(text: str) -> str:
 
 def passages(chunks: list[Chunk]) -> list[tuple[int, int]]:
     """The positions (first, last) of each run of two or more consecutive chunks cut from one passage:
-    a long class comment's sections (ri, one title) or a long section's pieces (one heading), of one
+    a long ri comment's sections (ri, one title) or a long section's pieces (one heading), of one
     kind at one location (a method and an attribute of one name are two passages). ``show`` prints
-    such a run whole, and the evidence gate weighs a class comment's run as one passage."""
+    such a run whole, and the evidence gate weighs an ri comment's run as one passage."""
     runs: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(chunks) + 1):

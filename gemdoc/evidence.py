@@ -13,7 +13,7 @@ and the question has evidence when any part has:
   English (data/word_frequencies.txt): a missing "tomorrow" or "payments" says little, a missing
   "graphql" says the subject is not here;
 - concentration: the share of the part's rarity (idf; a missing term as the rarest, weighed as above)
-  that one passage holds: a chunk, or the chunks a long class comment or section was cut into
+  that one passage holds: a chunk, or the chunks a long ri comment or section was cut into
   (chunk.passages), so that cutting for ranking does not change what counts as together;
 - where vectors exist, the cosine of the nearest chunk to the part's text (``min_cosine``).
 

@@ -3,7 +3,8 @@
 A query may carry typed sub-queries, one per line or inline: ``lex: ...`` goes to the
 keyword arm only, ``vec: ...`` to the vector arm only, ``hyde: ...`` (a hypothetical
 answer passage) is embedded as a document and goes to the vector arm; untyped text goes
-to both. Every ranked list is fused with reciprocal rank fusion, k = 60.
+to both. Every ranked list is fused with reciprocal rank fusion, k = 60, by citation: the pieces of
+one long comment or section that different arms found are one result, with every arm's vote.
 """
 
 import re
@@ -59,7 +60,7 @@ TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):[ \t]*", re.I)  # an empty part neve
 class Fused:
     mode: str  # hybrid | keyword | vector
     hits: list[searcher.Hit]
-    arms: dict[int, dict[str, int]] = field(default_factory=dict)  # chunk id -> {arm: rank}
+    arms: dict[int, dict[str, int]] = field(default_factory=dict)  # shown chunk id -> {arm: its citation's best rank}
     evidence: Evidence | None = None
     plan: searcher.Plan | None = None  # the keyword arm's view of the whole question
 
@@ -186,35 +187,60 @@ def _clear_first(hits: list[searcher.Hit]) -> bool:
 
 def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tuple[searcher.Hit, int]],
           release: bool = False) -> Fused:
-    """Reciprocal rank fusion; each ``pinned`` hit (the keyword arm's first place, or an API the query
-    names) takes the place given with it, or stays where fusion put it when that is higher.
-    ``whole`` is the keyword arm's reading of the whole question (its evidence and plan); for a
-    question about a ``release``, the locked version's notes weigh more."""
-    fused: dict[int, float] = {}
-    hits: dict[int, searcher.Hit] = {}
-    arms: dict[int, dict[str, int]] = {}
-    for arm, ranked in lists:
-        for rank, hit in enumerate(ranked, start=1):
-            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
-            hits.setdefault(hit.id, hit)
-            arms.setdefault(hit.id, {}).setdefault(arm, rank)
-    for chunk_id in fused:
-        fused[chunk_id] *= searcher.gem_prior(whole.plan, hits[chunk_id].gem) if whole.plan else 1.0
-        if release and searcher.locked_release(hits[chunk_id]):
-            fused[chunk_id] *= searcher.LOCKED_RELEASE_FACTOR
-    natural = {i: at for at, i in enumerate(sorted(fused, key=lambda i: (-fused[i], i)), start=1)}
-    pinned = [(hit, min(place, natural.get(hit.id, place))) for hit, place in pinned]  # a pin never moves down
-    moved = {hit.id for hit, _ in pinned}
-    order = sorted((i for i in fused if i not in moved), key=lambda i: (-fused[i], i))
-    at = -1
-    for place, _, hit in sorted((place, n, hit) for n, (hit, place) in enumerate(pinned)):
-        hits.setdefault(hit.id, hit)
-        fused.setdefault(hit.id, 0.0)
-        at = max(place - 1, at + 1)  # pins sharing a place keep the order given
-        order.insert(at, hit.id)
-    result = [hits[i] for i in order]
+    """Reciprocal rank fusion by citation (_votes); each ``pinned`` hit's citation (the keyword arm's
+    first place, or an API the query names) takes the place given with it, or stays where fusion put
+    it when that is higher. ``whole`` is the keyword arm's reading of the whole question (its evidence
+    and plan); for a question about a ``release``, the locked version's notes weigh more."""
+    fused, shown, arms = _votes(lists)
+    for key, hit in shown.items():
+        fused[key] *= searcher.gem_prior(whole.plan, hit.gem) if whole.plan else 1.0
+        if release and searcher.locked_release(hit):
+            fused[key] *= searcher.LOCKED_RELEASE_FACTOR
+    order = _placed(fused, shown, pinned)
+    result = [shown[key] for key in order]
     for at in range(len(result) - 1, -1, -1):  # scores stay in order, whatever moved
         below = fused[order[at + 1]] + 1e-6 if at + 1 < len(order) else 0.0
         result[at].score = max(fused[order[at]], below)
         fused[order[at]] = result[at].score
-    return Fused(mode, searcher.best_per_citation(result)[:limit], arms, whole.evidence, whole.plan)
+    arms_of = {shown[key].id: ranks for key, ranks in arms.items()}
+    return Fused(mode, result[:limit], arms_of, whole.evidence, whole.plan)
+
+
+def _votes(lists) -> tuple[dict[tuple, float], dict[tuple, searcher.Hit], dict[tuple, dict[str, int]]]:
+    """Each citation's fused score: the pieces of one long comment or section that different arms
+    ranked are one result with every arm's vote. Also the piece that shows it (the one ranked best,
+    the keyword arm's on a tie) and each arm's best rank of any of its pieces."""
+    fused: dict[tuple, float] = {}
+    best: dict[tuple, tuple[tuple[int, bool], searcher.Hit]] = {}
+    arms: dict[tuple, dict[str, int]] = {}
+    for arm, ranked in lists:
+        for rank, hit in enumerate(ranked, start=1):
+            key = searcher.citation(hit)
+            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            if key not in best or (rank, arm != "keyword") < best[key][0]:
+                best[key] = ((rank, arm != "keyword"), hit)
+            ranks = arms.setdefault(key, {})
+            ranks[arm] = min(ranks.get(arm, rank), rank)
+    return fused, {key: hit for key, (_, hit) in best.items()}, arms
+
+
+def _placed(fused: dict[tuple, float], shown: dict[tuple, searcher.Hit],
+            pinned: list[tuple[searcher.Hit, int]]) -> list[tuple]:
+    """The citations in fused order, each pinned one at its place, or where fusion put it when that
+    is higher (a pin never moves down; of two pins of one citation, the higher place)."""
+    def by_score(keys) -> list[tuple]:
+        return sorted(keys, key=lambda key: (-fused[key], shown[key].id))
+
+    natural = {key: at for at, key in enumerate(by_score(fused), start=1)}
+    places: dict[tuple, int] = {}
+    for hit, place in pinned:
+        key = searcher.citation(hit)
+        shown.setdefault(key, hit)
+        fused.setdefault(key, 0.0)
+        places[key] = min(place, natural.get(key, place), places.get(key, place))
+    order = by_score(key for key in fused if key not in places)
+    at = -1
+    for place, _, key in sorted((place, n, key) for n, (key, place) in enumerate(places.items())):
+        at = max(place - 1, at + 1)  # pins sharing a place keep the order given
+        order.insert(at, key)
+    return order

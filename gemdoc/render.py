@@ -139,7 +139,7 @@ def _cosine_bar(d: dict) -> float:
 
 def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -> str:
     found_by = "  (" + ", ".join(f"{arm} #{rank}" for arm, rank in arms.items()) + ")" if arms else ""
-    title = hit.heading if hit.heading.startswith(f"{hit.title} > ") else hit.title  # a long class comment's section
+    title = hit.heading if hit.heading.startswith(f"{hit.title} > ") else hit.title  # a long comment's section
     lines = [f"{number:>2}. [{hit.gem} {hit.version} · {hit.source_type}] {title}{found_by}"]
     detail = f"    {location(hit)}  {result_uri(hit)}"
     if hit.signature and hit.source_type == "ri" and hit.kind in ("method", "attribute"):

@@ -28,9 +28,10 @@ EXTRACT_FILE = "extract.json"
 ATTEMPTS = 3  # of reading or generating a gem's cache entry while something removes the cache
 API_DIRS = ("lib", "ext", "app")  # app/: a Rails engine's models, controllers, jobs (ActiveStorage::Blob)
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
-# A class or module comment longer than this is cut at its headings, as a guide is: ActiveRecord's
+# A comment longer than this is cut at its headings, as a guide is: ActiveRecord's
 # Associations::ClassMethods (36 KB) or Minitest's (its README) as one chunk matched most everyday words
-# of a question and ranked first on sheer coverage. Each section keeps the class's title and citation.
+# of a question and ranked first on sheer coverage, and so did a long method's (DateHelper#date_select,
+# 7 KB). Each section keeps the entry's title and citation.
 LONG_COMMENT = 2 * splitter.TARGET
 
 
@@ -217,10 +218,10 @@ def _chunk(entry: dict, where: dict | None) -> Chunk:
 
 
 def _sections(chunk: Chunk) -> list[Chunk]:
-    """A long class or module comment as one chunk per section (and piece of a long section), each
-    headed ``Full::Name > Section`` and opening with its heading line, so that its words are searched
-    and ``show`` prints the comment whole with its headings; the rest as it is."""
-    if chunk.kind not in ("class", "module") or len(chunk.body) <= LONG_COMMENT:
+    """A long comment as one chunk per section (and piece of a long section), each headed
+    ``Full::Name > Section`` and opening with its heading line, so that its words are searched and
+    ``show`` prints the comment whole with its headings; the rest as it is."""
+    if len(chunk.body) <= LONG_COMMENT:
         return [chunk]
     found = []
     for section in splitter.sections(chunk.body, "markdown"):

@@ -26,7 +26,7 @@ Ranking, each part kept because it moved the benchmark ruler (benchmarks/):
   authorization library"), and each gem's size: a gem of many chunks holds, by chance alone, more
   chunks that match a long question's ordinary words, so its chunks count (its chunks / the
   bundle's median)^-SIZE_POWER;
-- only the best chunk per citation (gem, file, and the ri title or the prose heading: one class comment's
+- only the best chunk per citation (gem, file, and the ri title or the prose heading: one ri comment's
   sections are one citation) is kept before the limit.
 
 The bundle's scope is a set of rowid ranges (each store entry's chunks are
@@ -144,8 +144,8 @@ class Scope:
 
 
 def passages(conn: sqlite3.Connection, entries: list[int]) -> list[tuple[int, int]]:
-    """The rowid runs (first, last), in order, of the long class comments cut into sections
-    (chunk.passages) in ``entries``. Only those: a class comment was once one chunk however long, and
+    """The rowid runs (first, last), in order, of the long ri comments cut into sections
+    (chunk.passages) in ``entries``. Only those: an ri comment was once one chunk however long, and
     the gate weighs it as before; a long prose section was always weighed piece by piece."""
     if not entries or not has_table(conn, PASSAGES):
         return []
@@ -385,7 +385,7 @@ def _score(p: Plan, scope: Scope) -> tuple[dict[int, float], dict[int, list[str]
 def passage_held(runs: list[tuple[int, int]], rows: Collection[int], rarity: dict[int, float],
                  matched: dict[int, list[str]], idf: dict[str, float]) -> float:
     """The most rarity of the question's terms one passage holds: one chunk, or one run of chunks cut
-    from a long class comment (``runs``, in order). The evidence gate's concentration is then the same
+    from a long ri comment (``runs``, in order). The evidence gate's concentration is then the same
     however finely such a comment is cut for ranking. ``rows``: the matching chunks in scope;
     ``rarity``: each one's own."""
     best = max((rarity[r] for r in rows), default=0.0)
@@ -588,11 +588,17 @@ def fetch(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict)
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
+def citation(hit: Hit) -> tuple:
+    """What one citation is: a gem's file and the ri title (a long comment's sections are one) or the
+    prose heading (a long section's pieces are one)."""
+    return hit.gem, hit.file, hit.title if hit.source_type == "ri" else hit.heading
+
+
 def best_per_citation(hits: list[Hit]) -> list[Hit]:
     seen: set[tuple] = set()
     best = []
     for hit in hits:
-        key = (hit.gem, hit.file, hit.title if hit.source_type == "ri" else hit.heading)  # a class's sections: one
+        key = citation(hit)
         if key not in seen:
             seen.add(key)
             best.append(hit)

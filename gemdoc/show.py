@@ -43,7 +43,7 @@ def find_chunk(conn: sqlite3.Connection, address: Address, entry: int) -> sqlite
 
 def whole(conn: sqlite3.Connection, row: sqlite3.Row, entry: int) -> str:
     """The text of every chunk cut from the same passage as ``row`` (chunk.passages), in order: the
-    pieces of a long section, the sections of a long class comment (ri.LONG_COMMENT)."""
+    pieces of a long section, the sections of a long class or method comment (ri.LONG_COMMENT)."""
     run = None
     if store.has_table(conn, store.PASSAGES):
         run = conn.execute(f"SELECT first, last FROM {store.PASSAGES} WHERE entry = ? AND ? BETWEEN first AND last",

@@ -132,6 +132,14 @@ def test_fixture_bundle_end_to_end(fixture_project):
     assert "\n# Lubrication\n" in shown  # with its headings
     spread = searcher.run(conn, "clutch pedal and synthetic oil", scope.gems, 3).evidence  # two sections of it
     assert spread.concentration == pytest.approx(1.0)  # (sums of weights) together in one passage, as before the cut
+    plug = searcher.search(conn, "drain the fluid through the magnetic drain plug", scope.gems, 1)[0]
+    assert (plug.title, plug.heading) == ("GemdocFixture::Gearbox::overhaul", "GemdocFixture::Gearbox::overhaul > Draining")
+    headings = {h for (h,) in conn.execute("SELECT heading FROM chunks WHERE title = 'GemdocFixture::Gearbox::overhaul'")}
+    assert headings == {plug.title, plug.heading, plug.title + " > Refilling"}  # cut at its headings as a class's is
+    shown = CliRunner().invoke(main, ["show", "-C", str(fixture_project), render.result_uri(plug)]).output
+    assert "magnetic drain plug" in shown and "copper gasket" in shown and "\n# Refilling\n" in shown
+    spread = searcher.run(conn, "magnetic drain plug and copper gasket", scope.gems, 3).evidence
+    assert spread.concentration == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("dropped, tier", [(("app", "ext"), "installed"), (("app",), "generated"), ((), "generated")])

@@ -181,6 +181,31 @@ def test_an_api_the_lex_part_names_by_full_name_comes_first(bundle, monkeypatch)
     assert first(question + "\nlex: workers Runner#run") == "Runner#workers"
 
 
+def _piece(chunk_id: int, title: str) -> searcher.Hit:
+    return searcher.Hit(chunk_id, "g", "1.0", "ri", "method", title, title, "", "", "f.rb", 1, 0.0)
+
+
+def test_the_fusion_counts_each_citation_once_whichever_of_its_pieces_an_arm_found():
+    """A long comment cut in pieces is one citation: when the keyword arm finds one piece of it and
+    the vector arm another, both votes go to it, and it beats a chunk both arms rank second. It is
+    shown by the piece ranked best, with each arm's best rank; a pin on any piece pins it, once."""
+    from gemdoc import hybrid
+
+    first, second, rival = _piece(1, "Retry#limit"), _piece(2, "Retry#limit"), _piece(3, "Retry#wait")
+    nobody = searcher.Found([], None, None)
+    lists = [("keyword", [first, rival]), ("vector", [second, rival])]
+    fused = hybrid._fuse("hybrid", lists, 3, nobody, [])
+    assert [h.title for h in fused.hits] == ["Retry#limit", "Retry#wait"] and fused.arms[1] == {"keyword": 1, "vector": 1}
+    pinned = hybrid._fuse("hybrid", lists, 5, nobody, [(rival, 1), (second, 2), (first, 3)])
+    assert [h.title for h in pinned.hits] == ["Retry#wait", "Retry#limit"]
+    assert pinned.arms[pinned.hits[1].id] == {"keyword": 1, "vector": 1}
+    many = [_piece(i, f"Retry#other{i}") for i in range(10, 19)]
+    shown = hybrid._fuse("hybrid", [("keyword", [*many, first]), ("keyword", [rival, first]), ("vector", [second])],
+                         20, nobody, [])
+    limit = next(h for h in shown.hits if h.title == "Retry#limit")
+    assert limit.id == 2 and shown.arms[2] == {"keyword": 2, "vector": 1}  # vector #1 beats keyword #10 and #2
+
+
 def test_named_apis_keep_the_order_named_even_when_fusion_ranks_a_later_one_higher():
     from gemdoc import hybrid
 

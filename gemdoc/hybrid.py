@@ -227,7 +227,8 @@ def _votes(lists) -> tuple[dict[tuple, float], dict[tuple, searcher.Hit], dict[t
 def _placed(fused: dict[tuple, float], shown: dict[tuple, searcher.Hit],
             pinned: list[tuple[searcher.Hit, int]]) -> list[tuple]:
     """The citations in fused order, each pinned one at its place, or where fusion put it when that
-    is higher (a pin never moves down; of two pins of one citation, the higher place)."""
+    is higher (a pin never moves down; of two pins of one citation, the higher place). A pinned
+    citation no arm ranked joins ``fused`` (at 0) and ``shown``, for the caller's scores."""
     def by_score(keys) -> list[tuple]:
         return sorted(keys, key=lambda key: (-fused[key], shown[key].id))
 

@@ -79,6 +79,20 @@ def test_skill_has_frontmatter_and_covers_the_everyday_commands():
     assert set(commands()) <= used, f"SKILL.md does not mention gemdoc {sorted(set(commands()) - used)}"
 
 
+def test_readme_prose_states_the_shipped_floors_and_fusion_constants():
+    """The hand-written parts of the README quote the gate's cosine floors and the fusion's constants;
+    a test so that tuning one (REPHRASING_FLOOR went 0.55 -> 0.5) cannot leave the prose behind."""
+    from gemdoc import evidence, hybrid
+
+    prose = README.split("<!-- benchmarks:start -->")[0]
+    for said in (f"within cosine {evidence.REPHRASING_FLOOR} of the nearest of",
+                 f"within cosine {evidence.GUESSED_NAMES_NEAR} (`min_guessed_near`)",
+                 f"no chunk within cosine {evidence.QUESTION_FLOOR} of it",
+                 f"reciprocal rank fusion (k = {hybrid.RRF_K})",
+                 f"at least {hybrid.FIRST_MARGIN} times its second's"):  # fmt: skip
+        assert " ".join(said.split()) in " ".join(prose.split()), said
+
+
 def test_readme_refusal_example_and_reasons_match_the_gate():
     """The diagnosis shown in the README has the keys and bars the gate gives, and its reasons
     table names every reason the gate can give (gemdoc/evidence.py)."""
@@ -89,7 +103,7 @@ def test_readme_refusal_example_and_reasons_match_the_gate():
     example = json.loads(re.search(r'```json\n(\{"refused": true.*?)```', README, re.S)[1])
     given = evidence.Evidence(reason="too_little_of_the_query_matched").diagnosis()
     assert set(example["diagnosis"]) == set(given)
-    bars = {k: given[k] for k in ("min_coverage", "min_concentration", "min_cosine")}
+    bars = {k: v for k, v in given.items() if k.startswith("min_")}
     assert {k: example["diagnosis"][k] for k in bars} == bars
     table = set(re.findall(r"^\| `(\w+)` \|", README, re.M))
     assert set(evidence.HINTS) <= table

@@ -43,6 +43,7 @@ RULES = {
     "named_first": (hybrid, "NAMED_FIRST", True, False),
     "akin_names": (hybrid, "AKIN_NAMES", True, False),
     "akin_modules": (searcher, "AKIN_MODULES", True, False),
+    "akin_siblings": (searcher, "AKIN_SIBLINGS", True, False),
     "question_first": (hybrid, "QUESTION_FIRST", True, False),
     "scene_half": (searcher, "SCENE_WEIGHT", 0.5, 1.0),
     "named_asked_only": (searcher, "NAMED_ASKED_ONLY", True, False),

@@ -65,6 +65,10 @@ UPGRADE = re.compile(
 WHOLE_VERSIONS = True  # a version asked matches a title's whole version, not its tail (_boost_versions)
 VERSION_OWNERS = True  # ...and, after a gem's name, only that gem's (and its release train's) titles
 AKIN_MODULES = True  # a method named on an owner is filed in a module under it, not a class nested in it (entries_akin)
+# ...and when none under it does, in a module beside it: Rails composes ActiveRecord::Base of modules under
+# ActiveRecord (``ActiveRecord::Base.find_by`` is ``ActiveRecord::FinderMethods#find_by``); a ``ClassMethods``
+# module's methods RDoc may file under its parent (rank_rules.py, akin_siblings).
+AKIN_SIBLINGS = True
 NAMED_GEM_FACTOR = 1.0  # off: favouring a gem the question names (x3) gained nothing on dev (rank_rules.py)
   # a question naming a gem of the bundle ("in a Sinatra app") favours that gem's docs
 SIZE_POWER = 0.1  # 0: off. On dev alone 0.05 / 0.1 / 0.2 gave hit@1 0.376 / 0.399 / 0.382; test agreed (rank_rules.py)
@@ -492,8 +496,12 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     """The entries a method's full name points at when RDoc files it elsewhere: as the other kind
     (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``), else in a module under
     the owner's namespace that defines it (``Zeitwerk::Loader#push_dir`` is
-    ``Zeitwerk::Loader::Config#push_dir``). For a name that picks no entry as written. RDoc files
-    a class's ``initialize`` as its own ``::new``."""
+    ``Zeitwerk::Loader::Config#push_dir``), else in one beside the owner, under its parent
+    (``ActiveRecord::Base#with_lock`` is ``ActiveRecord::Locking::Pessimistic#with_lock``; AKIN_SIBLINGS),
+    or for a ``ClassMethods`` owner on the parent itself (``ActiveStorage::Attached::Model#has_one_attached``):
+    only when the bundle documents the owner (for ``ClassMethods``, its parent), so that a class these
+    versions lack (``Sidekiq::Batch``) does not borrow a method beside it.
+    For a name that picks no entry as written. RDoc files a class's ``initialize`` as its own ``::new``."""
     match = METHOD_NAME.match(name)
     if not match:
         return []
@@ -503,6 +511,25 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
     same_owner = _same_owner(rows, owner, method)
     if same_owner or constructor:  # an inner class's ::new is another class's constructor
         return same_owner
+    found = _modules_under(conn, rows, owner, method, among)
+    if found or not AKIN_SIBLINGS or "::" not in owner:
+        return found
+    parent = owner.rsplit("::", 1)[0]
+    concern = owner.endswith("::ClassMethods")
+    if not _documented_namespace(conn, parent if concern else owner, among):  # Sidekiq::Batch (Pro) is no class here
+        return []
+    own = _same_owner(rows, parent, method) if concern else []
+    return own or _modules_under(conn, rows, parent, method, among)
+
+
+def _documented_namespace(conn: sqlite3.Connection, name: str, among: Container[int]) -> bool:
+    """Whether the bundle documents a class or module under exactly this full name."""
+    return any(r in among and title == name for r, title, _ in ri_entries(conn, name.rsplit("::", 1)[-1].lower()))
+
+
+def _modules_under(conn: sqlite3.Connection, rows: list[tuple[int, str]], owner: str, method: str,
+                   among: Container[int]) -> list[int]:
+    """Of ``rows``, the method as a module under ``owner`` defines it, not a class nested in it."""
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
     found = {r: _nested(owner, METHOD_NAME.match(title)[1]) for r, title in rows if inner.fullmatch(title)}
     classes = _classes(conn, {n for names in found.values() for n in names}, among) if AKIN_MODULES else set()

@@ -48,6 +48,8 @@ def bundle(tmp_path):
                      "class", "stalled"),
                Chunk("ri", "Suite::Runner::Remote", "Suite::Runner::Remote", "A runner's remote host.",
                      "lib/suite/remote.rb", 1, "", "class", "remote"),
+               Chunk("ri", "Suite::Runner::Loader", "Suite::Runner::Loader", "A runner's loader.",
+                     "lib/suite/loader.rb", 1, "", "module", "loader"),
                Chunk("ri", "Suite::Runner#start_all", "Suite::Runner#start_all", "Starts the suite's runner.",
                      "lib/suite.rb", 5, "", "method", "start_all"),
                Chunk("ri", "Suite::Runner#idle?", "Suite::Runner#idle?", "True when nothing is left to do.",
@@ -227,7 +229,9 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     is documented as ``Suite::Runner::Config#push_dir``, ``Suite::Runner.start_all`` as an instance method,
     ``#initialize`` as ``::new``.
     Where two modules under the owner define the method (``ignore``), the name picks nothing; a class
-    nested in the owner (``Suite::Runner::Remote``) is another object, and does not count."""
+    nested in the owner (``Suite::Runner::Remote``) is another object, and does not count. When none
+    under the owner does, one beside it, under its parent, does (``Suite::Runner::Loader#push_dir``), when
+    the bundle documents the owner, and a ``ClassMethods`` module's method is its parent's."""
     from gemdoc import hybrid
 
     def first(lex: str) -> str:
@@ -241,6 +245,15 @@ def test_a_full_name_that_picks_no_entry_names_the_one_rdoc_files_elsewhere(bund
     assert first("Suite::Runner#ignore") not in {t for t, _ in AKIN}
     assert first("Runner#push_dir") != "Suite::Runner::Config#push_dir"  # a partial owner is not a namespace
     assert first("Suite::Runner#prune") == "Suite::Runner::Config#prune"  # a module inside Remote is Remote's
+    assert first("Suite::Runner::Loader#push_dir") == "Suite::Runner::Config#push_dir"  # beside the owner
+    assert first("Suite::Runner::ClassMethods#start_all") == "Suite::Runner#start_all"  # on a ClassMethods' parent
+    assert first("Suite::Runner::Loader#ignore") not in {t for t, _ in AKIN}  # two modules beside it: none
+    assert first("Suite::Runner::Gone#push_dir") not in {t for t, _ in AKIN}  # an owner the bundle lacks borrows none
+    assert first("Suite::Runner::Loader#prune") == "Suite::Runner::Config#prune"  # not inside the class Remote
+    monkeypatch.setattr(searcher, "AKIN_SIBLINGS", False)
+    assert first("Suite::Runner::Loader#push_dir") not in {t for t, _ in AKIN}
+    assert first("Suite::Runner::ClassMethods#start_all") != "Suite::Runner#start_all"
+    monkeypatch.setattr(searcher, "AKIN_SIBLINGS", True)
     monkeypatch.setattr(searcher, "AKIN_MODULES", False)
     assert first("Suite::Runner#push_dir") not in {t for t, _ in AKIN}  # Config's and Remote's: two
     monkeypatch.setattr(searcher, "AKIN_MODULES", True)

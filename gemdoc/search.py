@@ -516,15 +516,10 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
         return found
     parent = owner.rsplit("::", 1)[0]
     concern = owner.endswith("::ClassMethods")
-    if not _documented_namespace(conn, parent if concern else owner, among):  # Sidekiq::Batch (Pro) is no class here
+    if not _documented_as(conn, {parent if concern else owner}, among, ("class", "module")):  # not Sidekiq::Batch (Pro)
         return []
     own = _same_owner(rows, parent, method) if concern else []
     return own or _modules_under(conn, rows, parent, method, among)
-
-
-def _documented_namespace(conn: sqlite3.Connection, name: str, among: Container[int]) -> bool:
-    """Whether the bundle documents a class or module under exactly this full name."""
-    return any(r in among and title == name for r, title, _ in ri_entries(conn, name.rsplit("::", 1)[-1].lower()))
 
 
 def _modules_under(conn: sqlite3.Connection, rows: list[tuple[int, str]], owner: str, method: str,
@@ -532,7 +527,8 @@ def _modules_under(conn: sqlite3.Connection, rows: list[tuple[int, str]], owner:
     """Of ``rows``, the method as a module under ``owner`` defines it, not a class nested in it."""
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
     found = {r: _nested(owner, METHOD_NAME.match(title)[1]) for r, title in rows if inner.fullmatch(title)}
-    classes = _classes(conn, {n for names in found.values() for n in names}, among) if AKIN_MODULES else set()
+    nested = {n for names in found.values() for n in names}
+    classes = _documented_as(conn, nested, among, ("class",)) if AKIN_MODULES else set()
     return [r for r, names in found.items() if not classes.intersection(names)]
 
 
@@ -542,14 +538,15 @@ def _nested(owner: str, inner: str) -> list[str]:
     return ["::".join([owner, *below[: i + 1]]) for i in range(len(below))]
 
 
-def _classes(conn: sqlite3.Connection, names: set[str], among: Container[int]) -> set[str]:
-    """Which of ``names`` the bundle documents as a class: a class nested in the owner
-    (``Redis::Distributed``), or a module inside such a class, is another object's, whose methods the
-    owner's instances do not have."""
+def _documented_as(conn: sqlite3.Connection, names: set[str], among: Container[int],
+                   kinds: tuple[str, ...]) -> set[str]:
+    """Which of the full ``names`` the bundle documents as one of ``kinds``. As a class: a class nested
+    in the owner (``Redis::Distributed``), or a module inside such a class, is another object's, whose
+    methods the owner's instances do not have; as a class or module: an owner the bundle has."""
     short = sorted({n.split("::")[-1].lower() for n in names})  # chunks.name is indexed; titles are not
-    marks = ",".join("?" * len(short))
-    rows = conn.execute(f"SELECT id, title FROM chunks WHERE name IN ({marks}) AND source_type = 'ri' AND kind = 'class'",
-                        short).fetchall() if short else []  # fmt: skip
+    marks, kind_marks = ",".join("?" * len(short)), ",".join("?" * len(kinds))
+    sql = f"SELECT id, title FROM chunks WHERE name IN ({marks}) AND source_type = 'ri' AND kind IN ({kind_marks})"
+    rows = conn.execute(sql, [*short, *kinds]).fetchall() if short else []
     return {title for r, title in rows if title in names and r in among}
 
 

@@ -87,6 +87,7 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "parts": lexical,
         "defined": ask.defined_apis(bundle, joined, named),
         "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
+        "guessed_without_version_constants": [] if keyword_only else guessed_without_version_constants(bundle, parts),
         "code": ask.code_of(parts),
         "code_without_names_as_words": code_without_names_as_words(parts),
         "products": ask.products_of(parts),
@@ -129,6 +130,15 @@ def named_each_way(bundle: ask.Bundle, text: str) -> dict:
     return found
 
 
+def guessed_without_version_constants(bundle: ask.Bundle, parts: list) -> list[str]:
+    """ask.guessed_names with ask.VERSION_CONSTANTS off: ``Minitest::VERSION`` counted as a wrong guess."""
+    shipped, ask.VERSION_CONSTANTS = ask.VERSION_CONSTANTS, False
+    try:
+        return ask.guessed_names(bundle, parts)
+    finally:
+        ask.VERSION_CONSTANTS = shipped
+
+
 @contextlib.contextmanager
 def switched(**rules: bool | float | None):
     """The gate with some of its rules (RULES' keywords) switched, or its rephrasing floor or the cosine
@@ -154,10 +164,13 @@ def refuses_form(read_: dict, floor: bool = True, without: str | None = None, na
     terms.NAMES_ARE_WORDS."""
     rephrasing = read_["rephrasing"] if floor else None
     code = read_["code" if names_as_words else "code_without_names_as_words"]
-    named = read_[f"named_without_{without}" if without else "named"]
+    named = read_[f"named_without_{without}"] if without in NAME_RULES else read_["named"]
+    guessed = read_[f"guessed_without_{without}"] if without == "version_constants" else read_["guessed"]
+    if without not in (None, "version_constants", *NAME_RULES):
+        raise ValueError(f"no such rule: {without}")
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        found = {"code": code, "rephrasing": rephrasing, "guessed": read_["guessed"],
+        found = {"code": code, "rephrasing": rephrasing, "guessed": guessed,
                  "defined": read_["defined"], "products": read_["products"]}
         judged = evidence.judge(parts, named, None, **found)
         if judged.refused and read_["cosine"] is not None:
@@ -324,6 +337,7 @@ def main() -> None:
                         ("without the guessed-names rule", {"guessed_rule": False}),
                         ("without the own-names rule", {"own_rule": False}),
                         ("without the lex-guesses-aside rule", {"lex_aside": False}),
+                        ("without the version-constant rule", {"without": "version_constants"}),
                         ("with a CamelCase word alone read as code", {"names_as_words": False}),
                         ("without other-kind names", {"without": "other_kind"}),
                         ("without other-kind names or the lex-guesses-aside rule",

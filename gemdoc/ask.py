@@ -63,6 +63,9 @@ OTHER_KIND_NAMED = True
 # An option or environment variable the docs write (``RUBY_DEBUG_OPEN``) is named as an API is: a query that
 # names the setting it wants in the docs' own words has evidence (benchmarks/evidence_bars.py)
 OPTIONS_NAMED = True
+# A lex: ``Minitest::VERSION`` under a documented namespace is no wrong guess (version_constant). Found through a
+# test question (core-018); the one dev form naming one has a passage near enough to spare it (evidence_bars.py)
+VERSION_CONSTANTS = True
 OPTION_WORD = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 API_WORD = re.compile(
     rf"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|::|#[a-z_]|\w{{2}}\.[a-z_]{{2}}|^[A-Z]\w+/[A-Z]\w+$|{q.OPERATOR_NAME}"
@@ -247,10 +250,20 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[s
     is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1). Empty
     when any of them is documented or defined in the source (definition), or the parts name none."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    words = lex_words(parts)
+    words = [w for w in lex_words(parts) if not version_constant(bundle.conn, w, scope)]  # no guess either way
     if any(_documented(bundle.conn, w, scope) or definition(bundle, w) for w in words):
         return []
     return words
+
+
+def version_constant(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> bool:
+    """Whether ``word`` is the ``VERSION`` constant of a class or module the bundle documents
+    (``Minitest::VERSION``): an agent's name for "this gem's release" when asking what changed in it,
+    neither a wrong guess at an API nor evidence for the other names beside it. RDoc files constants
+    inside their namespace's entry, often ``:nodoc:``, so no entry bears the name and no note says so."""
+    owner, _, constant = word.rpartition("::")
+    return VERSION_CONSTANTS and constant == "VERSION" and bool(
+        searcher.documented_as(conn, {owner}, scope, ("class", "module")))
 
 
 def lex_words(parts: list[tuple[str | None, str]]) -> list[str]:
@@ -316,7 +329,8 @@ def unnamed(bundle: Bundle, text: str, refused: bool = False) -> list[str]:
     if not asked:
         return []  # a question in words, the common case, costs no store look-up
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    missing = [w for w in asked if not _documented(bundle.conn, w, scope, exact=True)]
+    missing = [w for w in asked if not _documented(bundle.conn, w, scope, exact=True)
+               and not version_constant(bundle.conn, w, scope)]  # fmt: skip
     places: dict[tuple, tuple[dict, list[str]]] = {}
     for word in missing:
         if found := definition(bundle, word):
@@ -445,7 +459,7 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
     if row is not None and not source:
         link = uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"])
         text = shower.window(shower.whole(conn, row, entry), max(0, offset), link)
-        return shower.chunk_text(row, link, text)
+        return shower.chunk_text(conn, row, link, text)
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
         raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")

@@ -19,6 +19,7 @@ class Chunk:
     kind: str = ""  # class | module | method | attribute | section
     name: str = ""  # lower-cased short name, for exact identifier lookup
     end_line: int | None = None
+    visibility: str = ""  # an ri method's or attribute's when not public: protected | private
 
     def names(self, gem: str) -> str:
         """The words inside the title's identifiers, plus the gem's name: ``ConnectionPool#with``

@@ -127,6 +127,7 @@ def _drop(conn: sqlite3.Connection, report: Collected) -> set[str]:
     conn.execute(f"DELETE FROM {store.PROFILES} WHERE rowid NOT IN (SELECT id FROM gems)")  # an older gc's too
     conn.execute(f"DELETE FROM {store.UNDOCUMENTED} WHERE entry NOT IN (SELECT id FROM gems)")
     conn.execute(f"DELETE FROM {store.PASSAGES} WHERE entry NOT IN (SELECT id FROM gems)")
+    conn.execute(f"DELETE FROM {store.VISIBILITY} WHERE entry NOT IN (SELECT id FROM gems)")
     if unused:
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")  # rewrites the index without them
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():

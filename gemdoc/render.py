@@ -12,6 +12,7 @@ import re
 from gemdoc import uri
 from gemdoc.ask import Options, Reply, cut
 from gemdoc.search import Hit
+from gemdoc.show import restricted
 
 SNIPPET_CHARS = 240
 NO_PROSE = "(no prose: `gemdoc show URI --source` reads its definition)"  # an API entry without a comment
@@ -33,6 +34,7 @@ def hit_json(hit: Hit, arms: dict[str, int], explain: dict | None = None) -> dic
         "line": hit.line,
         "uri": result_uri(hit),
         "signature": hit.signature,
+        "visibility": hit.visibility or None,
         "score": round(hit.score, 4),
         "matched": hit.matched,
         "arms": arms,
@@ -139,7 +141,8 @@ def _cosine_bar(d: dict) -> float:
 
 def _hit_block(number: int, hit: Hit, arms: dict | None, explain: dict | None) -> str:
     found_by = "  (" + ", ".join(f"{arm} #{rank}" for arm, rank in arms.items()) + ")" if arms else ""
-    title = hit.heading if hit.heading.startswith(f"{hit.title} > ") else hit.title  # a long comment's section
+    section = hit.heading[len(hit.title):] if hit.heading.startswith(f"{hit.title} > ") else ""  # of a long comment
+    title = f"{hit.title}{restricted(hit.visibility)}{section}"
     lines = [f"{number:>2}. [{hit.gem} {hit.version} · {hit.source_type}] {title}{found_by}"]
     detail = f"    {location(hit)}  {result_uri(hit)}"
     if hit.signature and hit.source_type == "ri" and hit.kind in ("method", "attribute"):

@@ -26,6 +26,7 @@ from gemdoc.locations import GemLocation
 EXTRACT_TIMEOUT = 600.0
 EXTRACT_FILE = "extract.json"
 ATTEMPTS = 3  # of reading or generating a gem's cache entry while something removes the cache
+RESTRICTED = ("protected", "private")  # the visibilities a result says (chunk.visibility); public goes unsaid
 API_DIRS = ("lib", "ext", "app")  # app/: a Rails engine's models, controllers, jobs (ActiveStorage::Blob)
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
 # A comment longer than this is cut at its headings, as a guide is: ActiveRecord's
@@ -163,7 +164,9 @@ def to_chunks(
     or hidden from RDoc)."""
     syms = symbols.resolve(syms)
     defs = symbols.index(syms)
-    entries = _documented(symbols.refile(entries, defs), installed)
+    refiled = symbols.refile(entries, defs)
+    originals = _aliased(refiled)  # before the filter: an alias of an uncommented private method is private too
+    entries = _documented(refiled, installed)
     chunks, located, methods = [], 0, 0
     seen: set[tuple[str, str]] = set()
     cited: set[int] = set()
@@ -177,7 +180,7 @@ def to_chunks(
             methods += 1
             located += where is not None
         cited.add(id(where))
-        chunks.extend(_sections(_chunk(entry, where)))
+        chunks.extend(_sections(_chunk(entry, where, _visibility(entry, where, originals))))
     documented = {(c.title.rpartition("#")[0] or c.title.rpartition("::")[0], c.name) for c in chunks}
     hidden = [s for s in syms if s["kind"] == "method" and id(s) not in cited
               and (s["owner"], s["name"].lower()) not in documented]  # fmt: skip
@@ -192,7 +195,7 @@ def _documented(entries: list[dict], installed: bool) -> list[dict]:
     an entry is an internal step, not documentation. An ``installed`` store (RubyGems' RDoc hook)
     holds every private method, since the hook never prunes by visibility, and nothing in it says
     which were marked ``:doc:``: its private entries all stay out."""
-    commented = ("protected",) if installed else ("protected", "private")
+    commented = ("protected",) if installed else RESTRICTED
 
     def said(e: dict) -> bool:
         return e.get("visibility") in (None, "public") or (
@@ -202,7 +205,23 @@ def _documented(entries: list[dict], installed: bool) -> list[dict]:
     return [e for e in entries if said(e) or (e.get("owner"), e.get("singleton"), e["name"]) in aliases]
 
 
-def _chunk(entry: dict, where: dict | None) -> Chunk:
+def _aliased(entries: list[dict]) -> dict[tuple, str | None]:
+    """Each alias's key (owner, singleton, name) and the visibility of the method it aliases: Ruby's
+    alias keeps it, while RDoc gives an alias the visibility of the section it is written in."""
+    return {(e.get("owner"), e.get("singleton"), alias): e.get("visibility")
+            for e in entries for alias in e.get("aliases") or []}  # fmt: skip
+
+
+def _visibility(entry: dict, where: dict | None, originals: dict[tuple, str | None]) -> str:
+    """What a result says of the entry's visibility: protected or private, or nothing (public). Nothing
+    either for a method RDoc was told of (``# :method:``) that no Ruby line defines: RDoc gives it the
+    visibility of whatever section follows the comment."""
+    visibility = originals.get((entry.get("owner"), entry.get("singleton"), entry["name"]), entry.get("visibility"))
+    ghost = where is None and Path(entry.get("file") or "").suffix == ".rb"
+    return visibility if visibility in RESTRICTED and not ghost else ""
+
+
+def _chunk(entry: dict, where: dict | None, visibility: str) -> Chunk:
     return Chunk(
         source_type="ri",
         title=entry["full_name"],
@@ -214,6 +233,7 @@ def _chunk(entry: dict, where: dict | None) -> Chunk:
         signature=_signature(entry, where),
         kind=entry["kind"],
         name=entry["name"].lower(),
+        visibility=visibility,
     )
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from gemdoc import evidence, roles
 from gemdoc import terms as q
 from gemdoc.stopwords import ENGLISH
-from gemdoc.store import FTS_COLUMNS, PASSAGES, TOKENIZER, has_table
+from gemdoc.store import FTS_COLUMNS, PASSAGES, TOKENIZER, has_table, visibility_of
 
 WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0}
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
@@ -95,6 +95,7 @@ class Hit:
     line: int | None
     score: float
     matched: list[str] = field(default_factory=list)
+    visibility: str = ""  # protected | private for such an API entry (store.VISIBILITY); public goes unsaid
 
 
 @dataclass
@@ -516,7 +517,7 @@ def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> 
         return found
     parent = owner.rsplit("::", 1)[0]
     concern = owner.endswith("::ClassMethods")
-    if not _documented_as(conn, {parent if concern else owner}, among, ("class", "module")):  # not Sidekiq::Batch (Pro)
+    if not documented_as(conn, {parent if concern else owner}, among, ("class", "module")):  # not Sidekiq::Batch (Pro)
         return []
     own = _same_owner(rows, parent, method) if concern else []
     return own or _modules_under(conn, rows, parent, method, among)
@@ -528,7 +529,7 @@ def _modules_under(conn: sqlite3.Connection, rows: list[tuple[int, str]], owner:
     inner = re.compile(rf"{re.escape(owner)}(?:::\w+)+(?:#|::){re.escape(method)}")
     found = {r: _nested(owner, METHOD_NAME.match(title)[1]) for r, title in rows if inner.fullmatch(title)}
     nested = {n for names in found.values() for n in names}
-    classes = _documented_as(conn, nested, among, ("class",)) if AKIN_MODULES else set()
+    classes = documented_as(conn, nested, among, ("class",)) if AKIN_MODULES else set()
     return [r for r, names in found.items() if not classes.intersection(names)]
 
 
@@ -538,8 +539,8 @@ def _nested(owner: str, inner: str) -> list[str]:
     return ["::".join([owner, *below[: i + 1]]) for i in range(len(below))]
 
 
-def _documented_as(conn: sqlite3.Connection, names: set[str], among: Container[int],
-                   kinds: tuple[str, ...]) -> set[str]:
+def documented_as(conn: sqlite3.Connection, names: set[str], among: Container[int],
+                  kinds: tuple[str, ...]) -> set[str]:
     """Which of the full ``names`` the bundle documents as one of ``kinds``. As a class: a class nested
     in the owner (``Redis::Distributed``), or a module inside such a class, is another object's, whose
     methods the owner's instances do not have; as a class or module: an owner the bundle has."""
@@ -608,7 +609,9 @@ def fetch(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict)
         f"FROM chunks WHERE id IN ({marks})",
         ids,
     ).fetchall()
-    hits = [Hit(*row, score=scores[row[0]], matched=matched.get(row[0], [])) for row in rows]
+    restricted = visibility_of(conn, ids)
+    hits = [Hit(*row, score=scores[row[0]], matched=matched.get(row[0], []), visibility=restricted.get(row[0], ""))
+            for row in rows]  # fmt: skip
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 

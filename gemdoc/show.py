@@ -122,9 +122,16 @@ def _cut_line(text: str) -> str:
     return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]} [… {len(text) - MAX_LINE:,} more characters]"
 
 
-def chunk_text(row: sqlite3.Row, uri: str, body: str) -> str:
+def restricted(visibility: str) -> str:
+    """What a title says of an API entry that is not public: it is called from inside its class (and,
+    protected, its kind's other objects), overridden, or used in the DSL it belongs to."""
+    return f" ({visibility})" if visibility else ""
+
+
+def chunk_text(conn: sqlite3.Connection, row: sqlite3.Row, uri: str, body: str) -> str:
     where = f"{row['file']}:{row['line']}" if row["file"] and row["line"] else row["file"] or "(no source location)"
     title = row["title"] if row["source_type"] == "ri" else row["heading"]  # a section whole, not ``· 2/5``
+    title += restricted(store.visibility_of(conn, [row["id"]]).get(row["id"], ""))
     head = [title, f"{row['gem']} {row['version']} · {row['source_type']} · {where}", uri]
     if row["signature"] and row["source_type"] == "ri":
         head.append(row["signature"])

@@ -66,6 +66,7 @@ def _project_facts(conn: sqlite3.Connection, root: Path, info: dict) -> None:
         return
     info["indexed"] = True
     info["stale"] = scope.stale
+    info["outdated"] = _read_by_another_gemdoc(conn, root)
     info["missing"] = scope.missing
     info["changed"] = indexer.changed_copies(root, saved.all_languages)  # the project's own copies, edited since
     info["installed_since"] = indexer.installed_since(root)
@@ -121,6 +122,14 @@ def _bundle_facts(conn: sqlite3.Connection, scope: project.Scope, info: dict) ->
     info["vector_model"] = vectors.stored_identity(conn) or None
 
 
+def _read_by_another_gemdoc(conn: sqlite3.Connection, root: Path) -> bool:
+    """Whether the project's gems were last read by another extraction than this gemdoc's
+    (indexer.EXTRACTOR_VERSION): what this one stores of them (a method's visibility, say) may be
+    missing or other until `gemdoc index` reads them again."""
+    row = conn.execute("SELECT extractor FROM projects WHERE path = ?", [str(root)]).fetchone()
+    return row is not None and row[0] != indexer.EXTRACTOR_VERSION
+
+
 def _api_docs_only(conn: sqlite3.Connection, entries: list[int]) -> list[str]:
     """The gems (``name version``) with no prose: no README, guide, doc/ file or changelog, only RDoc's
     API entries (Debian's ruby-* packages ship lib/ alone). Each entry's chunks are one id range."""
@@ -133,7 +142,8 @@ def _api_docs_only(conn: sqlite3.Connection, entries: list[int]) -> list[str]:
 def _next(info: dict) -> str | None:
     if info.get("project") is None:
         return "cd into a Ruby project (a directory with Gemfile.lock), then `gemdoc index`"
-    if not info.get("indexed") or info.get("stale") or info.get("changed") or info.get("installed_since"):
+    behind = info.get("stale") or info.get("outdated") or info.get("changed") or info.get("installed_since")
+    if not info.get("indexed") or behind:
         return "gemdoc index"
     commands = [g["next"] for g in info.get("not_indexed", [])]
     return min(commands, key=len) if commands else None  # `gemdoc index` before an install
@@ -199,6 +209,8 @@ def _project_lines(info: dict) -> list[str]:
         lines.append(f"skipped:   {skipped['gem']} {skipped['version']}: {skipped['reason']}")
     for gem in info["not_indexed"]:
         lines.append(f"missing:   {gem['gem']} {gem['version']}: {gem['reason']} · next: `{gem['next']}`")
+    if info["outdated"]:
+        lines.append("extractor: read by another gemdoc version: `gemdoc index` reads its gems again")
     for changed in info["changed"]:
         lines.append(f"changed:   {changed}: its files changed since the last index")
     return lines

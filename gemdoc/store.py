@@ -29,6 +29,7 @@ TOKENIZER = "porter"  # porter stemming over unicode61; search.Stemmer must use 
 PROFILES = "profiles"  # FTS5 over each entry's profile (roles.profile), rowid = the entry's id
 UNDOCUMENTED = "undocumented"  # methods an entry's source defines and no chunk documents (ri.to_chunks)
 PASSAGES = "passages"  # rowid runs (first, last) of chunks cut from one passage (chunk.passages)
+VISIBILITY = "visibility"  # the chunks of protected or private API entries (chunk.visibility), by rowid
 CHUNK_COLUMNS = (
     "entry", "gem", "version", "source_type", "kind", "title", "names", "heading", "name",
     "signature", "body", "file", "line", "end_line", "digest",
@@ -87,6 +88,17 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
     """Whether the store has table ``name``: a store written by an older gemdoc may lack a later one
     until its projects re-index (indexer.EXTRACTOR_VERSION)."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [name]).fetchone() is not None
+
+
+def visibility_of(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    """The chunks among ``ids`` that document a protected or private API entry, with which. A store
+    written before the table existed says nothing until its projects re-index. A row counts only for the
+    entry that wrote it: chunk ids are reused, and a gemdoc older than the table deletes chunks, not rows."""
+    if not ids or not has_table(conn, VISIBILITY):
+        return {}
+    sql = (f"SELECT v.id, v.visibility FROM {VISIBILITY} v JOIN chunks c ON c.id = v.id AND c.entry = v.entry "
+           f"WHERE v.id IN ({','.join('?' * len(ids))})")  # fmt: skip
+    return {i: v for i, v in conn.execute(sql, ids)}
 
 
 def check_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -166,6 +178,9 @@ class Writer:
         self.db.execute(f"CREATE INDEX IF NOT EXISTS {UNDOCUMENTED}_name ON {UNDOCUMENTED} (name)")
         self.db.execute(f"CREATE TABLE IF NOT EXISTS {PASSAGES} (entry INTEGER, first INTEGER, last INTEGER)")
         self.db.execute(f"CREATE INDEX IF NOT EXISTS {PASSAGES}_entry ON {PASSAGES} (entry)")
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {VISIBILITY} (id INTEGER PRIMARY KEY, entry INTEGER, "
+                        "visibility TEXT)")  # fmt: skip
+        self.db.execute(f"CREATE INDEX IF NOT EXISTS {VISIBILITY}_entry ON {VISIBILITY} (entry)")
 
     def _create(self) -> None:
         self.db.enable_wal()
@@ -235,6 +250,11 @@ class Writer:
             self.db.conn.executemany(
                 f"INSERT INTO {PASSAGES} (entry, first, last) VALUES (?, ?, ?)",
                 [(entry, span["first_id"] + a, span["first_id"] + b) for a, b in passages(chunks)],
+            )
+            self.db.execute(f"DELETE FROM {VISIBILITY} WHERE entry = ?", [entry])
+            self.db.conn.executemany(  # OR REPLACE: a row an older gemdoc's gc left under a reused chunk id
+                f"INSERT OR REPLACE INTO {VISIBILITY} (id, entry, visibility) VALUES (?, ?, ?)",
+                [(span["first_id"] + i, entry, c.visibility) for i, c in enumerate(chunks) if c.visibility],
             )
         return ("updated" if prior else "indexed"), entry
 

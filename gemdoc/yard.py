@@ -25,6 +25,7 @@ COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
 SCOPE_TAG = re.compile(r"^\s*@!(?:scope|visibility)\b")
 END = re.compile(r"^(\s*)end\b")
 VISIBILITY = re.compile(r"^\s*+(private|protected|public)\s*+(?:#.*)?$")  # bare: the methods after it
+VISIBILITY_TAG = re.compile(r"^\s*@!visibility\s+(private|protected|public)\b", re.M)  # a tag line, not prose
 SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\s*(?:#.*)?$")  # not ``class << self; attr_x :y; end``
 
 
@@ -77,28 +78,32 @@ def _owners(spans: list[tuple[int, int, str]], numbers: list[int]) -> dict[int, 
 
 def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -> list[Chunk]:
     """The entries of one file. A directive in ``class << self``, written ``self.name`` or with
-    ``@!scope class`` declares a class method; one after a bare ``private``, or with
-    ``@!visibility private``, is no API, nor is ``initialize`` or a directive with no text at all. Each
-    line is walked a bounded number of times (a ``path:`` gem's file must not take quadratic time),
-    and the entries' text together is at most the file's size, since stacked directives share theirs
-    (0.71 at most in gems)."""
+    ``@!scope class`` declares a class method; one after a bare ``private`` (an instance method, as
+    in Ruby) or with its own ``@!visibility private`` tag line is no API (one after ``protected`` is,
+    and says so), nor is ``initialize`` or a directive with no text at all. Each line is walked a
+    bounded number of times (a ``path:`` gem's file must not take quadratic time), and the entries'
+    text together is at most the file's size, since stacked directives share theirs (0.71 at most in gems)."""
     found = [DIRECTIVE.match(line) for line in lines]
     singleton, starts, ends = _singleton_lines(lines), _comment_starts(lines), _stack_ends(found)
     marks = [n for n, line in enumerate(lines, start=1) if found[n - 1] or VISIBILITY.match(line)]
     owners = _owners(spans, marks)  # of each directive and each bare ``private``, in one sweep
-    hidden = _hidden(lines, owners, singleton)
+    sections = _sections(lines, owners, singleton)
     budget = sum(len(line) + 1 for line in lines)
     leads: dict[int, str] = {}
-    texts: dict[int, tuple[str, bool, bool]] = {}
+    texts: dict[int, tuple[str, str | None, bool]] = {}
     chunks = []
     for number, owner in owners.items():
         if not (match := found[number - 1]):
             continue  # a ``private`` line
         if ends[number] not in texts:  # a stack of directives shares the text under its last
             own = _docstring(lines, found, ends[number])
-            texts[ends[number]] = (_without_tags(own), "@!visibility private" in own, "@!scope class" in own)
-        own, private, class_scope = texts[ends[number]]
-        if private or hidden[number] or match[2] == "initialize":
+            tag = VISIBILITY_TAG.search(own)
+            texts[ends[number]] = (_without_tags(own), tag[1] if tag else None, "@!scope class" in own)
+        own, tagged, class_scope = texts[ends[number]]
+        class_method = bool(match[1]) or class_scope or singleton[number]
+        section = sections[number] if singleton[number] or not class_method else "public"  # a bare keyword's reach
+        visibility = tagged or section
+        if visibility == "private" or match[2] == "initialize":
             continue  # ::new is RDoc's, its class often a constant
         if starts[number] not in leads:
             leads[starts[number]] = _lead(lines, starts[number])
@@ -106,31 +111,31 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
             continue  # nothing to read (RuboCop's node matchers)
         if (budget := budget - len(body)) < 0:
             break
-        class_method = bool(match[1]) or class_scope or singleton[number]
-        chunks.append(_entry(owner[2], match, class_method, body, rel, number))
+        chunks.append(_entry(owner[2], match, class_method, body, rel, number, visibility))
     return chunks
 
 
-def _hidden(lines: list[str], owners: dict[int, tuple[int, int, str]], singleton: list[bool]) -> list[bool]:
-    """For each line number, whether a directive there follows a bare ``private`` (not ``protected``,
-    which RDoc documents too) in the same class or module body (``owners``: of the directives and
-    those lines, ascending), on the same side of ``class << self``, as Ruby's methods would."""
+def _sections(lines: list[str], owners: dict[int, tuple[int, int, str]], singleton: list[bool]) -> list[str]:
+    """For each line number, the visibility a directive there gets from the last bare ``private``,
+    ``protected`` or ``public`` before it in the same class or module body (``owners``: of the directives
+    and those lines, ascending), on the same side of ``class << self``, as Ruby's methods would."""
     state: dict[tuple, str] = {}
-    hidden = [False] * (len(lines) + 1)
+    sections = ["public"] * (len(lines) + 1)
     for number, owner in owners.items():
         where = (owner, singleton[number])
         if keyword := VISIBILITY.match(lines[number - 1]):
             state[where] = keyword[1]
         else:
-            hidden[number] = state.get(where) == "private"
-    return hidden
+            sections[number] = state.get(where, "public")
+    return sections
 
 
-def _entry(owner: str, match: re.Match, singleton: bool, body: str, rel: str, number: int) -> Chunk:
+def _entry(owner: str, match: re.Match, singleton: bool, body: str, rel: str, number: int, visibility: str) -> Chunk:
     name, params = match[2], match[3] or ""
     title = f"{owner}::{name}" if singleton else f"{owner}#{name}"
     return Chunk(source_type="ri", title=title, heading=title, body=body, file=rel, line=number,
-                 signature=f"{name}{params}", kind="method", name=name.lower())  # fmt: skip
+                 signature=f"{name}{params}", kind="method", name=name.lower(),
+                 visibility="protected" if visibility == "protected" else "")  # fmt: skip
 
 
 def _comment_starts(lines: list[str]) -> list[int]:

@@ -323,6 +323,27 @@ def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_
     assert keyword_only["mode"] == "keyword" and not keyword_only["refused"]
 
 
+def test_the_version_constant_of_a_documented_namespace_is_no_wrong_guess(tmp_path, monkeypatch):
+    """An agent asking what changed in a release names the gem's ``VERSION`` constant in ``lex:``; RDoc
+    files constants inside their namespace's entry, so no entry bears it, yet it is no guess at an API
+    the locked version lacks when the bundle documents the namespace."""
+    from gemdoc import ask
+
+    module = Chunk("ri", "Retry", "Retry", "Retries jobs that raise.", "lib/retry.rb", 1, "module Retry", "module",
+                   "retry")  # fmt: skip
+    project = test_agent.make_project(tmp_path, monkeypatch, (module,))
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_NEAR", 0.99)  # no passage near enough to spare a wrong guess
+    asked = "what changed in the latest retry release\nlex: {}\nvec: retry the job when the given error is raised"
+    kept = reply("query", "-C", str(project), asked.format("Retry::VERSION"))
+    assert not kept["refused"] and kept["notes"] == [], kept  # nor a note that no API bears the name
+    for guess in ("Retry::Attempts::VERSION", "Retry::RELEASE",  # a namespace the bundle lacks; another constant
+                  "Retry::VERSION Retry#retry_async_later"):  # no evidence for a wrong guess beside it
+        data = reply("query", "-C", str(project), asked.format(guess))
+        assert data["diagnosis"]["reason"] == "named_apis_not_in_bundle", guess
+    monkeypatch.setattr(ask, "version_constant", lambda *args: False)
+    assert reply("query", "-C", str(project), asked.format("Retry::VERSION"))["refused"]
+
+
 def test_a_one_sentence_question_no_passage_comes_near_is_refused(project, monkeypatch):
     """Real CLI, store and model: a question of one sentence asked alone has no scene to dilute its
     vector, so no chunk within QUESTION_FLOOR refuses it; a question that sets a scene first, an

@@ -195,6 +195,54 @@ def test_an_undocumented_method_the_source_defines_is_pointed_at_not_called_miss
     assert shown.returncode == 0 and ">32      def reset_cadence(value) # :nodoc:" in shown.stdout
 
 
+def test_a_protected_or_private_entry_says_so_wherever_it_is_shown(fixture_project, ruby_env):
+    """RDoc documents protected methods and private ones marked :doc:; a result, its JSON and `show`
+    say which, so an agent does not call one from outside its class. Public ones say nothing."""
+    indexer.index_project(fixture_project)
+    said = {}
+    for name in ("GemdocFixture::Widget#cadence_rank", "GemdocFixture::Widget#cadence_order",
+                 "GemdocFixture::Widget#cadence_compare", "GemdocFixture::Widget#spare",
+                 "GemdocFixture::Widget#sprocket",
+                 "GemdocFixture::Dsl#guarded_handshake", "GemdocFixture::Widget#frobnicate",
+                 "GemdocFixture::Widget#phantom_gear"):  # fmt: skip
+        reply = json.loads(gemdoc("search", "-C", str(fixture_project), "--json", "-n", "1", name, env=ruby_env).stdout)
+        first = reply["results"][0]
+        assert first["title"] == name, reply
+        said[name] = first["visibility"]
+        text = gemdoc("search", "-C", str(fixture_project), "-n", "1", name, env=ruby_env).stdout
+        shown = gemdoc("show", "-C", str(fixture_project), first["uri"], env=ruby_env).stdout
+        suffix = f" ({first['visibility']})" if first["visibility"] else ""
+        assert f"] {name}{suffix}  (" in text.splitlines()[0] or text.splitlines()[0].endswith(f"] {name}{suffix}")
+        assert shown.splitlines()[0] == f"{name}{suffix}", shown
+    assert said == {
+        "GemdocFixture::Widget#cadence_rank": "protected", "GemdocFixture::Widget#cadence_order": "protected",
+        "GemdocFixture::Widget#cadence_compare": "protected",  # an alias keeps its method's, in any section,
+        "GemdocFixture::Widget#spare": "protected",  # ...though its method has no comment and is no result
+        "GemdocFixture::Widget#sprocket": "private", "GemdocFixture::Dsl#guarded_handshake": "protected",  # YARD's
+        "GemdocFixture::Widget#frobnicate": None,
+        "GemdocFixture::Widget#phantom_gear": None,  # `# :method:` above `protected`: no line, nothing to say
+    }  # fmt: skip
+
+    readme = json.loads(gemdoc("search", "-C", str(fixture_project), "--json", "-n", "1", "Configuring the cadence",
+                               env=ruby_env).stdout)["results"][0]  # fmt: skip
+    conn = sqlite3.connect(paths.store_path())
+    chunk = conn.execute("SELECT id FROM chunks WHERE heading = ?", [readme["heading"]]).fetchone()[0]
+    with conn:  # what a gemdoc older than the table leaves when its gc frees chunk ids the table names
+        conn.execute("INSERT OR REPLACE INTO visibility (id, entry, visibility) VALUES (?, -1, 'private')", [chunk])
+    again = json.loads(gemdoc("search", "-C", str(fixture_project), "--json", "-n", "1", "Configuring the cadence",
+                              env=ruby_env).stdout)["results"][0]  # fmt: skip
+    assert (again["heading"], again["visibility"]) == (readme["heading"], None)
+    with conn:  # the project as a gemdoc of another extraction read it: what it says of visibility is missing
+        conn.execute("UPDATE projects SET extractor = 'older'")
+    status = json.loads(gemdoc("status", "-C", str(fixture_project), "--json", env=ruby_env).stdout)
+    assert (status["outdated"], status["next"]) == (True, "gemdoc index"), status
+    text = gemdoc("status", "-C", str(fixture_project), env=ruby_env).stdout
+    assert "extractor: read by another gemdoc version" in text
+    gemdoc("index", "-C", str(fixture_project), env=ruby_env)  # exits 2: the fixture bundle's crasher gem fails
+    status = json.loads(gemdoc("status", "-C", str(fixture_project), "--json", env=ruby_env).stdout)
+    assert (status["outdated"], status["next"]) == (False, None), status
+
+
 def test_an_operator_method_is_named_as_rdoc_names_it(fixture_project, ruby_env):
     """``Gearbox::[]`` is an API name, brackets and all: found, evidence, no note that it is missing."""
     indexer.index_project(fixture_project)
@@ -572,6 +620,8 @@ def test_gc_removes_what_no_known_project_uses(tmp_path, ruby_env):
     assert conn.execute("SELECT count(*) FROM profiles").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM undocumented WHERE entry NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
     assert conn.execute("SELECT count(DISTINCT entry) FROM undocumented").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM visibility WHERE entry NOT IN (SELECT id FROM gems)").fetchone()[0] == 0
+    assert conn.execute("SELECT count(DISTINCT entry) FROM visibility").fetchone()[0] == 1
     assert "Frobnicates" in _frobnicate(kept)
     assert "0 gem versions, 0 cache entries" in gemdoc("gc").stdout
 

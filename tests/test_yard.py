@@ -191,12 +191,25 @@ end
 """
 
 
+def test_a_directive_s_own_visibility_tag_wins_and_a_bare_keyword_reaches_instance_methods_only(tmp_path):
+    """As in Ruby, a bare ``protected`` or ``private`` does not reach ``self.`` methods; a directive's own
+    ``@!visibility`` tag line overrides the section, and prose that only mentions a tag does not."""
+    (tmp_path / "tags.rb").write_text(
+        "class Box\n  protected\n\n  # @!method self.build\n  #   Builds a box.\n\n"
+        "  # @!method ranked\n  #   Ranks boxes; see @!visibility private in YARD's docs.\n\n"
+        "  private\n\n  # @!method opened\n  #   @!visibility public\n  #   Opens the box.\n\n"
+        "  # @!method sealed\n  #   Seals the box.\nend\n")
+    spans = [{"kind": "class", "owner": "", "name": "Box", "file": "tags.rb", "line": 1, "end_line": 18}]
+    found = [(c.title, c.visibility) for c in yard.declared(tmp_path, ["tags.rb"], spans, set())]
+    assert found == [("Box::build", ""), ("Box#ranked", "protected"), ("Box#opened", "")]
+
+
 def test_a_bare_private_hides_the_directives_after_it_and_one_line_namespaces_nest(tmp_path):
     """RuboCop's node matchers after ``private`` are no API (YARD files them private), those after
-    ``protected`` are (RDoc documents protected methods); of two namespaces
+    ``protected`` are (RDoc documents protected methods) and say so; of two namespaces
     opened on one line, the inner one owns the directives."""
     (tmp_path / "vis.rb").write_text(VISIBILITY)
     spans = [{"kind": "module", "owner": "", "name": "Outer", "file": "vis.rb", "line": 1, "end_line": 28},
              {"kind": "class", "owner": "Outer", "name": "Inner", "file": "vis.rb", "line": 1, "end_line": 27}]
-    found = [c.title for c in yard.declared(tmp_path, ["vis.rb"], spans, set())]
-    assert found == ["Outer::Inner#shown", "Outer::Inner#still_shown", "Outer::Inner#ranked"]
+    found = [(c.title, c.visibility) for c in yard.declared(tmp_path, ["vis.rb"], spans, set())]
+    assert found == [("Outer::Inner#shown", ""), ("Outer::Inner#still_shown", ""), ("Outer::Inner#ranked", "protected")]

@@ -436,6 +436,8 @@ def _finish(reply: Reply, options: Options) -> Reply:
         reply.hits, reply.arms = [], {}
     if options.min_score is not None:
         reply.hits = [h for h in reply.hits if h.score >= options.min_score]
+    restricted = store.visibility_of(reply.bundle.conn, [h.id for h in reply.hits])  # the shown ones only
+    reply.hits = [replace(h, visibility=restricted.get(h.id, "")) for h in reply.hits]
     if reply.hits or reply.refused:  # a reply --min-score emptied says nothing of names
         reply.notes += unnamed(reply.bundle, reply.query, refused=not reply.hits)
     if options.explain and reply.hits and reply.plan:
@@ -459,7 +461,7 @@ def show(bundle: Bundle, address_text: str, source: bool = False, context: int =
     if row is not None and not source:
         link = uri.make(row["gem"], row["version"], row["file"], row["line"], row["title"])
         text = shower.window(shower.whole(conn, row, entry), max(0, offset), link)
-        return shower.chunk_text(conn, row, link, text)
+        return shower.chunk_text(row, link, text, store.visibility_of(conn, [row["id"]]).get(row["id"], ""))
     line = address.line if address.line is not None else (row["line"] if row is not None else None)
     if row is None and line is None:
         raise UsageError(f"nothing at {uri.shorten(address_text)}: no such chunk in {address.gem} {address.version}")

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from gemdoc import evidence, roles
 from gemdoc import terms as q
 from gemdoc.stopwords import ENGLISH
-from gemdoc.store import FTS_COLUMNS, PASSAGES, TOKENIZER, has_table, visibility_of
+from gemdoc.store import FTS_COLUMNS, PASSAGES, TOKENIZER, has_table
 
 WEIGHTS = {"title": 6.0, "names": 3.0, "signature": 2.0, "body": 1.0}
 UBIQUITOUS = 0.08  # share of chunks a term may occur in before it stops counting as evidence
@@ -95,7 +95,7 @@ class Hit:
     line: int | None
     score: float
     matched: list[str] = field(default_factory=list)
-    visibility: str = ""  # protected | private for such an API entry (store.VISIBILITY); public goes unsaid
+    visibility: str = ""  # protected | private for such an API entry a reply shows (ask._finish); public goes unsaid
 
 
 @dataclass
@@ -609,9 +609,7 @@ def fetch(conn: sqlite3.Connection, ids: list[int], scores: dict, matched: dict)
         f"FROM chunks WHERE id IN ({marks})",
         ids,
     ).fetchall()
-    restricted = visibility_of(conn, ids)
-    hits = [Hit(*row, score=scores[row[0]], matched=matched.get(row[0], []), visibility=restricted.get(row[0], ""))
-            for row in rows]  # fmt: skip
+    hits = [Hit(*row, score=scores[row[0]], matched=matched.get(row[0], [])) for row in rows]
     return sorted(hits, key=lambda h: (-h.score, h.id))
 
 

@@ -128,10 +128,10 @@ def restricted(visibility: str) -> str:
     return f" ({visibility})" if visibility else ""
 
 
-def chunk_text(conn: sqlite3.Connection, row: sqlite3.Row, uri: str, body: str) -> str:
+def chunk_text(row: sqlite3.Row, uri: str, body: str, visibility: str) -> str:
     where = f"{row['file']}:{row['line']}" if row["file"] and row["line"] else row["file"] or "(no source location)"
     title = row["title"] if row["source_type"] == "ri" else row["heading"]  # a section whole, not ``· 2/5``
-    title += restricted(store.visibility_of(conn, [row["id"]]).get(row["id"], ""))
+    title += restricted(visibility)
     head = [title, f"{row['gem']} {row['version']} · {row['source_type']} · {where}", uri]
     if row["signature"] and row["source_type"] == "ri":
         head.append(row["signature"])

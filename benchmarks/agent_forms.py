@@ -2,14 +2,19 @@
 
     python benchmarks/agent_forms.py prompt ID [ID ...]   # the exact prompt a fresh helper gets
     python benchmarks/agent_forms.py assemble REPLY ID [ID ...]   # its reply (forms by label) as forms by id
-    python benchmarks/agent_forms.py deal DIR N   # every question, shuffled, dealt into N prompts in DIR
-    python benchmarks/agent_forms.py collect DIR   # the replies (reply-K.yaml) in DIR as benchmarks/agent_forms.yaml
+    python benchmarks/agent_forms.py deal DIR N [SAMPLE]   # every question, shuffled, dealt into N prompts in DIR
+    python benchmarks/agent_forms.py collect DIR [DIR ...]   # the replies (reply-K.yaml), a sample per DIR, as
+                                                              # benchmarks/agent_forms.yaml
 
-benchmarks/agent_forms.yaml holds the forms:
+benchmarks/agent_forms.yaml holds the forms, in samples each written by its own fresh helpers:
 
     skill_sha256: <sha256 of gemdoc/SKILL.md when the forms were written>
-    forms:
-      <question id>: {tool: query|search|vsearch, args: {query: "...", n: 10, no_refusal: false}}
+    samples:
+    - <question id>: {tool: query|search|vsearch, args: {query: "...", n: 10, no_refusal: false}}
+    - <question id>: ...
+
+The agent arm asks every question once per sample (asked): one sample's figures move by a question
+or two with the helper that wrote it, more than many a rule's effect.
 
 ``args`` are what the agent passes the tool: ``query`` (the CLI's words, typed parts ``lex:``, ``vec:``,
 ``hyde:`` included), ``n`` and ``no_refusal``; ``lex``, ``vec`` and ``hyde`` given as separate fields
@@ -36,6 +41,7 @@ FORMS = common.ROOT / "agent_forms.yaml"
 SKILL = common.ROOT.parent / "gemdoc" / "SKILL.md"
 TOOLS = ("query", "search", "vsearch")
 TYPED_FIELDS = ("lex", "vec", "hyde")
+SEED = 7  # deal's shuffle of the first sample; sample K uses SEED + K - 1
 ARGS = ("query", "n", "no_refusal", *TYPED_FIELDS)
 
 
@@ -47,20 +53,28 @@ def skill_sha256(skill: Path = SKILL) -> str:
     return hashlib.sha256(skill.read_bytes()).hexdigest()
 
 
-def load(path: Path = FORMS, skill: Path = SKILL) -> dict[str, dict]:
-    """The forms by question id; {} when no forms were written yet."""
+def load(path: Path = FORMS, skill: Path = SKILL) -> list[dict[str, dict]]:
+    """The samples of forms, each by question id; [] when no forms were written yet."""
     if not path.exists():
-        return {}
+        return []
     data = yaml.safe_load(path.read_text()) or {}
     if data.get("skill_sha256") != skill_sha256(skill):
         raise StaleForms(
             f"{path.name} was written from another {skill.name} (sha256 {str(data.get('skill_sha256'))[:12]}, "
             f"now {skill_sha256(skill)[:12]}): regenerate the forms with `python benchmarks/agent_forms.py prompt`"
         )
-    forms = data.get("forms") or {}
-    for qid, form in forms.items():
-        _check(qid, form)
-    return forms
+    samples = data.get("samples") or []
+    for forms in samples:
+        for qid, form in forms.items():
+            _check(qid, form)
+    return samples
+
+
+def asked(questions_: list[dict], samples: list[dict[str, dict]]) -> list[dict]:
+    """Each question once per sample that has a form for it, carrying that ``form``; the copy's id
+    names its sample (``a-001@2``), so that its rank is kept apart from the other samples'."""
+    return [q | {"id": f"{q['id']}@{k}", "form": forms[q["id"]]}
+            for k, forms in enumerate(samples, start=1) for q in questions_ if q["id"] in forms]  # fmt: skip
 
 
 def _check(qid: str, form: dict) -> None:
@@ -145,12 +159,13 @@ def prompt(ids: list[str]) -> str:
     ])  # fmt: skip
 
 
-def deal(folder: Path, helpers: int) -> None:
-    """Every question's id, shuffled with a fixed seed and dealt round-robin into ``helpers`` groups: for
-    each, ``prompt-K.txt`` (what helper K is given) and ``ids-K.txt`` (the ids, for ``assemble``)."""
+def deal(folder: Path, helpers: int, sample: int = 1) -> None:
+    """Every question's id, shuffled with a fixed seed per ``sample`` (so that each sample groups the
+    questions differently) and dealt round-robin into ``helpers`` groups: for each, ``prompt-K.txt``
+    (what helper K is given) and ``ids-K.txt`` (the ids, for ``assemble``)."""
     known, absent = questions.load()
     ids = [q["id"] for q in known + absent]
-    random.Random(7).shuffle(ids)
+    random.Random(SEED + sample - 1).shuffle(ids)
     folder.mkdir(parents=True, exist_ok=True)
     for k in range(helpers):
         group = ids[k::helpers]
@@ -159,19 +174,35 @@ def deal(folder: Path, helpers: int) -> None:
 
 
 HEADER = """\
-# Agent forms (issue #14 item 1): for each ruler question, the one invocation a fresh helper wrote from
+# Agent forms (issue #14 item 1): for each ruler question, per sample, the one invocation a fresh helper wrote from
 # `python benchmarks/agent_forms.py prompt IDS` alone (SKILL.md, the bundle's gem list, the questions under
-# opaque labels; never the answers). {count} questions in {prompts} prompts (`agent_forms.py deal DIR {prompts}`: ids
-# shuffled with random.Random(7) and dealt round-robin), one fresh helper per prompt, each writing reply-K.yaml;
-# `agent_forms.py collect DIR` maps each reply's labels back to ids and wrote this file.
-# Regenerate whenever gemdoc/SKILL.md changes: load() refuses forms of another SKILL.md.
+# opaque labels; never the answers). {samples} samples of {count} questions, each in {prompts} prompts
+# (`agent_forms.py deal DIR {prompts} K`: ids shuffled with random.Random(7 + K - 1) and dealt round-robin), one
+# fresh helper per prompt, each writing reply-K.yaml; `agent_forms.py collect DIR1 DIR2 ...` maps each reply's
+# labels back to ids and wrote this file. Regenerate whenever gemdoc/SKILL.md changes: load() refuses forms of
+# another SKILL.md.
 """
 
 
-def collect(folder: Path, target: Path = FORMS, skill: Path = SKILL) -> int:
-    """Every dealt prompt's reply in ``folder`` (``reply-K.yaml`` beside ``ids-K.txt``) as the forms file,
-    stamped with ``skill``'s hash; StaleForms naming every prompt whose reply is missing or malformed,
-    so that only those prompts go to fresh helpers again. Returns the number of forms written."""
+def collect(folders: list[Path], target: Path = FORMS, skill: Path = SKILL) -> int:
+    """Every dealt prompt's reply in each of ``folders`` (``reply-K.yaml`` beside ``ids-K.txt``), a
+    sample per folder, as the forms file, stamped with ``skill``'s hash. Returns the number of forms
+    written."""
+    if len(set(map(Path.resolve, folders))) != len(folders):
+        raise StaleForms("a folder given twice would count one sample twice")
+    samples = [_sample(folder) for folder in folders]
+    if any(set(forms) != set(samples[0]) for forms in samples):
+        raise StaleForms("the samples do not hold the same questions: deal every sample from the same questions")
+    body = yaml.safe_dump({"skill_sha256": skill_sha256(skill), "samples": samples}, sort_keys=False,
+                          allow_unicode=True, width=1000)  # fmt: skip
+    dealt = len(list(folders[0].glob("ids-*.txt")))
+    target.write_text(HEADER.format(count=len(samples[0]), prompts=dealt, samples=len(samples)) + body)
+    return sum(map(len, samples))
+
+
+def _sample(folder: Path) -> dict[str, dict]:
+    """One sample's forms by id from ``folder``; StaleForms naming every prompt whose reply is missing
+    or malformed, so that only those prompts go to fresh helpers again."""
     dealt = sorted(folder.glob("ids-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
     if not dealt:
         raise StaleForms(f"no prompts dealt in {folder}: run `agent_forms.py deal {folder} N` first")
@@ -190,22 +221,19 @@ def collect(folder: Path, target: Path = FORMS, skill: Path = SKILL) -> int:
             continue
         forms |= got
     if wrong:
-        raise StaleForms(f"{len(wrong)} of {len(dealt)} replies missing or malformed (give their prompt-K.txt to "
-                         "fresh helpers again): " + "; ".join(wrong))
-    body = yaml.safe_dump({"skill_sha256": skill_sha256(skill), "forms": forms}, sort_keys=False, allow_unicode=True,
-                          width=1000)  # fmt: skip
-    target.write_text(HEADER.format(count=len(forms), prompts=len(dealt)) + body)
-    return len(forms)
+        raise StaleForms(f"{folder}: {len(wrong)} of {len(dealt)} replies missing or malformed (give their "
+                         "prompt-K.txt to fresh helpers again): " + "; ".join(wrong))
+    return forms
 
 
 def main() -> None:
     if len(sys.argv) >= 3 and sys.argv[1] == "prompt":
         print(prompt(sys.argv[2:]))
-    elif len(sys.argv) == 4 and sys.argv[1] == "deal":
-        deal(Path(sys.argv[2]), int(sys.argv[3]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "collect":
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "deal":
+        deal(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) == 5 else 1)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "collect":
         try:
-            print(f"{collect(Path(sys.argv[2]))} forms written to {FORMS}")
+            print(f"{collect([Path(arg) for arg in sys.argv[2:]])} forms written to {FORMS}")
         except StaleForms as error:
             raise SystemExit(str(error)) from None
     elif len(sys.argv) >= 4 and sys.argv[1] == "assemble":
@@ -213,7 +241,7 @@ def main() -> None:
         print(yaml.safe_dump({"forms": forms}, sort_keys=False, allow_unicode=True, width=1000), end="")
     else:
         raise SystemExit("usage: python benchmarks/agent_forms.py prompt ID [ID ...] | assemble REPLY ID [ID ...]"
-                         " | deal DIR N | collect DIR")
+                         " | deal DIR N [SAMPLE] | collect DIR [DIR ...]")
 
 
 if __name__ == "__main__":

@@ -68,9 +68,10 @@ def read(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
     }
 
 
-def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) -> dict:
-    """What the gate sees of one question's agent form (benchmarks/agent_forms.yaml), asked as written
+def read_form(bundle: ask.Bundle, embedder, matrix, question: dict) -> dict:
+    """What the gate sees of one question's agent form (its ``form``: agent_forms.asked), asked as written
     but with --no-refusal, so that its rank is there whatever the gate decides."""
+    form = question["form"]
     text = agent_forms.text_of(form["args"])
     parts = hybrid.parse(text) or [(None, text)]
     reply = agent_forms.run(form | {"args": form["args"] | {"no_refusal": True}}, common.CORPUS)
@@ -86,8 +87,9 @@ def read_form(bundle: ask.Bundle, embedder, matrix, question: dict, form: dict) 
         "rank": ruler.rank_of(question, reply.hits) if "answers" in question else None,
         "parts": lexical,
         "defined": ask.defined_apis(bundle, joined, named),
-        "guessed": [] if keyword_only else ask.guessed_names(bundle, parts),
-        "guessed_without_version_constants": [] if keyword_only else guessed_without_version_constants(bundle, parts),
+        "guessed": ([], []) if keyword_only else ask.guessed_names(bundle, parts),
+        "guessed_without_version_constants": ([], []) if keyword_only else guessed_without_version_constants(bundle,
+                                                                                                            parts),
         "code": ask.code_of(parts),
         "code_without_names_as_words": code_without_names_as_words(parts),
         "products": ask.products_of(parts),
@@ -110,9 +112,10 @@ RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJEC
          "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
          "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
          "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE", "lex_aside": "LEX_GUESSES_ASIDE",
-         "coined_rule": "COINED_SUBJECT_RULE"}
+         "coined_rule": "COINED_SUBJECT_RULE", "asked_names_rule": "ASKED_NAMES_RULE"}
 
 
+READS_FORMAT = 2  # --reuse-reads' cache: a new number whenever what a read holds changes (2: guessed as a pair)
 NAME_RULES = {"other_kind": "OTHER_KIND_NAMED", "options": "OPTIONS_NAMED"}  # ask's, read into each question
 
 
@@ -130,7 +133,7 @@ def named_each_way(bundle: ask.Bundle, text: str) -> dict:
     return found
 
 
-def guessed_without_version_constants(bundle: ask.Bundle, parts: list) -> list[str]:
+def guessed_without_version_constants(bundle: ask.Bundle, parts: list) -> tuple[list[str], list[str]]:
     """ask.guessed_names with ask.VERSION_CONSTANTS off: ``Minitest::VERSION`` counted as a wrong guess."""
     shipped, ask.VERSION_CONSTANTS = ask.VERSION_CONSTANTS, False
     try:
@@ -165,12 +168,12 @@ def refuses_form(read_: dict, floor: bool = True, without: str | None = None, na
     rephrasing = read_["rephrasing"] if floor else None
     code = read_["code" if names_as_words else "code_without_names_as_words"]
     named = read_[f"named_without_{without}"] if without in NAME_RULES else read_["named"]
-    guessed = read_[f"guessed_without_{without}"] if without == "version_constants" else read_["guessed"]
+    guessed, asked_missing = read_[f"guessed_without_{without}" if without == "version_constants" else "guessed"]
     if without not in (None, "version_constants", *NAME_RULES):
         raise ValueError(f"no such rule: {without}")
     with switched(**rules):
         parts = [(kind, dataclasses.replace(ev)) for kind, ev in read_["parts"]]
-        found = {"code": code, "rephrasing": rephrasing, "guessed": guessed,
+        found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "asked_missing": asked_missing,
                  "defined": read_["defined"], "products": read_["products"]}
         judged = evidence.judge(parts, named, None, **found)
         if judged.refused and read_["cosine"] is not None:
@@ -269,14 +272,13 @@ def main() -> None:
     bundle = ask.open_bundle(common.CORPUS.resolve())
     embedder, matrix = Embedder(models.configured()), vectors.Matrix(bundle.conn, bundle.scope.gems)
     known, absent = questions.load()
-    cached = common.WORK / "evidence-reads.pickle"
+    cached = common.WORK / f"evidence-reads-{READS_FORMAT}.pickle"
     if "--reuse-reads" in sys.argv and cached.exists():
         reads, form_reads = pickle.loads(cached.read_bytes())
     else:
         reads = [read(bundle, embedder, matrix, q) for q in known + absent]
-        forms = agent_forms.load()
-        form_reads = [read_form(bundle, embedder, matrix, q, forms[q["id"]])
-                      for q in known + absent if q["id"] in forms]  # fmt: skip
+        form_reads = [read_form(bundle, embedder, matrix, q) for q in agent_forms.asked(known + absent,
+                                                                                          agent_forms.load())]
         cached.write_bytes(pickle.dumps((reads, form_reads)))
     decisions = decisions_on(reads, all_bars())
     split = {s: [i for i, r in enumerate(reads) if r["split"] == s] for s in questions.SPLITS}
@@ -335,6 +337,7 @@ def main() -> None:
                         ("without the asked-subject rule", {"asked_rule": False}),
                         ("without the coined-subject rule", {"coined_rule": False}),
                         ("without the guessed-names rule", {"guessed_rule": False}),
+                        ("without the asked-names rule", {"asked_names_rule": False}),
                         ("without the own-names rule", {"own_rule": False}),
                         ("without the lex-guesses-aside rule", {"lex_aside": False}),
                         ("without the version-constant rule", {"without": "version_constants"}),

@@ -73,9 +73,14 @@ def arms(bundle: ask.Bundle, model_dir: Path | None) -> dict:
     if not matrix.complete:  # chunks without a vector never reach the vector arm
         raise SystemExit("some chunks have no vector: run ruler.py with --model-dir to embed them")
     rankers["query"] = lambda question: ask.semantic(bundle, question["q"], OPTIONS, embedder, matrix, False)
-    forms = agent_forms.load()
-    rankers["agent"] = lambda question: agent_forms.run(ungated(forms[question["id"]]), common.CORPUS)
+    rankers["agent"] = lambda question: agent_forms.run(ungated(question["form"]), common.CORPUS)
     return rankers
+
+
+def asked_by(questions: list[dict], rankers: dict) -> dict[str, list[dict]]:
+    """The questions each arm is graded on: the agent arm's once per sample of forms (agent_forms.asked)."""
+    samples = agent_forms.load() if "agent" in rankers else []
+    return {arm: agent_forms.asked(questions, samples) if arm == "agent" else questions for arm in rankers}
 
 
 def ungated(form: dict) -> dict:
@@ -129,18 +134,19 @@ def run(model_dir: Path | None, latency_count: int = 0) -> dict:
                     "shipped": {}, "rules": {}}  # fmt: skip
     conn = sqlite3.connect(paths.store_path())
     result["fingerprint"] = common.fingerprint(conn, bundle.scope.gems)["digest"]
-    base = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
+    asked = asked_by(questions, rankers)
+    base = {arm: grade(asked[arm], ranker) for arm, ranker in rankers.items()}
     result["shipped"] = {arm: {s: g[s] for s in ("dev", "test")} for arm, g in base.items()}
     for rule, (module, attribute, on, _) in RULES.items():
         shipped_on = getattr(module, attribute) == on
         with flipped(rule):
-            other = {arm: grade(questions, ranker) for arm, ranker in rankers.items()}
+            other = {arm: grade(asked[arm], ranker) for arm, ranker in rankers.items()}
         arms_verdict = {arm: verdict(shipped_on, base[arm], other[arm]) for arm in rankers}
         setting = f"{module.__name__}.{attribute}"
         result["rules"][rule] = {"shipped": shipped_on, "setting": setting, "arms": arms_verdict}
     if latency_count:
         result["latency"] = latency(questions, model_dir, latency_count)
-    result["misses"] = {arm: {q["id"]: g["ranks"][q["id"]] for q in questions if g["ranks"][q["id"]] != 1
+    result["misses"] = {arm: {q["id"]: g["ranks"][q["id"]] for q in asked[arm] if g["ranks"][q["id"]] != 1
                               and q["split"] == "dev"} for arm, g in base.items()}  # fmt: skip
     return result
 

@@ -96,8 +96,7 @@ def _quality(r: dict, corpus_name: str) -> list[str]:
             f"| {_pair(splits, lambda g: g['silence'] if gated else None)} "
             f"| {_pair(splits, lambda g: g['by_kind'].get('identifier', {}).get('hit@1'))} |"
         )
-    if "agent" not in arms:
-        lines += ["", f"Agent form: {r['agent']}."]
+    lines += ["", f"Agent form: {r['agent']}."]
     lines += _by_style(arms)
     lines += _file_level(r)
     return lines
@@ -190,7 +189,8 @@ def _evidence(e: dict) -> list[str]:
                          f"{t['refused']:.3f} | {d['silence']:.3f} / {t['silence']:.3f} |")  # fmt: skip
     return lines + [
         "",
-        "The agent-form rows judge each question's agent form (`benchmarks/agent_forms.yaml`) with the shipped bars, "
+        "The agent-form rows judge each question's agent forms (`benchmarks/agent_forms.yaml`, the question asked once "
+        "per sample of forms) with the shipped bars, "
         "with and without the rules that a technical term no documentation in the bundle mentions overrules the "
         "evidence of a typed query's other parts when none of them names a documented API, and (insisted subject) "
         "even when one does, if two parts or more say the term in words (a part writing it only as code does not "
@@ -219,8 +219,11 @@ def _evidence(e: dict) -> list[str]:
         "as documented when it names an entry, one RDoc files elsewhere, or its words stand in a row in the docs, "
         "and a class or module's `VERSION` constant (`Minitest::VERSION`, an agent's name for the release it asks "
         "about) is no wrong guess when the bundle documents the class or module (row \"without the version-constant "
-        "rule\": found through a test question; the one dev form naming one, `Rake::VERSION`, has a passage near enough to spare it). "
-        "Its bar was chosen on dev's agent forms the same way, and is kept where a higher one spares fewer "
+        "rule\": found through a test question). The asked-names rule refuses the same way, whatever the names beside "
+        "it, when the first `lex:` name is missing and the question's untyped part writes its last name as code (\"how do "
+        "I use perform_all_later\", not \"is there a builder\": the user asks for an API these versions lack, and the names beside it are the "
+        "agent's way around it; row \"without the asked-names rule\"); a first name the agent guessed on its own is "
+        "only a wrong guess. The bar both rules share was chosen on dev's agent forms the same way, and is kept where a higher one spares fewer "
         "answerable dev forms for absent ones test does not confirm: " + _sweep(e, "guessed_names_nears") + ". "
         "Three rules widen what counts as evidence: a method named as the other kind (`Rack::Utils.escape_html` for "
         "RDoc's `Rack::Utils#escape_html`) is named (rows \"without other-kind names\"), so is an option or "
@@ -232,7 +235,8 @@ def _evidence(e: dict) -> list[str]:
 
 
 def _dev_cost(r: dict, arm: str) -> int:
-    """How many dev questions clear_first_only loses on one arm (its dev hit@1 delta, as questions)."""
+    """How many dev questions clear_first_only loses on one arm (its dev hit@1 delta, as questions; on the
+    agent arm, whose delta is over every sample's asks, the average over its samples)."""
     delta = r["rules"]["clear_first_only"]["arms"][arm]["delta"]["dev"]["hit@1"]
     return max(0, round(-delta * r["questions"]["dev"]))
 
@@ -350,13 +354,14 @@ def _rank_rules(r: dict) -> list[str]:
         "",
         f"Each ranking rule flipped against the shipped setting, every answerable question asked with `--no-refusal` "
         f"(dev {r['questions']['dev']}, test {r['questions']['test']} questions): `search` and `query` read the "
-        "question verbatim, the agent arm runs its agent form. Each cell is rule on minus rule off, **dev / test**; a "
+        "question verbatim, the agent arm runs its agent forms (each question once per sample, figures averaged). "
+        "Each cell is rule on minus rule off, **dev / test**; a "
         "rule ships on when it helped on dev when it was added and test agreed. Three exceptions, said plainly: "
         "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
         "vendored under another namespace) and was found through a test question, with no effect on dev; "
         "`clear_first_only`, kept for `query` where it helped dev when it was added, can cost dev questions "
-        f"beside the later rules (now `query` {_dev_cost(r, 'query')}, the agent arm {_dev_cost(r, 'agent')}; "
-        "2 on the agent forms of the previous SKILL.md): where it "
+        f"beside the later rules (now `query` {_dev_cost(r, 'query')}, the agent arm {_dev_cost(r, 'agent')} "
+        "on average over its samples): where it "
         "costs, its dev verdict has turned since, and it stays on only until a rule replaces it, said here; "
         "`version_owners` ties a version to the gem named before it, from an agent trial (\"Faraday 1.1.0\" "
         "ranked minitest's and rbs' 1.1.0 notes first): no ruler question names a gem before a version another "

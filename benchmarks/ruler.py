@@ -150,15 +150,16 @@ def arms(bundle: ask.Bundle) -> dict:
     return rankers
 
 
-def agent_arm(project_dir: Path) -> tuple[dict[str, dict], str]:
-    """The agent forms (by question id) and a line saying what the agent arm is."""
+def agent_arm(project_dir: Path) -> tuple[list[dict[str, dict]], str]:
+    """The samples of agent forms (each by question id) and a line saying what the agent arm is."""
     try:
-        forms = agent_forms.load()
+        samples = agent_forms.load()
     except agent_forms.StaleForms as exc:
-        return {}, f"no forms: {exc}"
-    if not forms:
-        return {}, "no forms: benchmarks/agent_forms.yaml is not written yet"
-    return forms, f"{len(forms)} forms written from gemdoc/SKILL.md {agent_forms.skill_sha256()[:12]}"
+        return [], f"no forms: {exc}"
+    if not samples:
+        return [], "no forms: benchmarks/agent_forms.yaml is not written yet"
+    return samples, (f"{len(samples)} samples of {len(samples[0])} forms written from gemdoc/SKILL.md "
+                     f"{agent_forms.skill_sha256()[:12]}, every question asked once per sample")
 
 
 def _file_rank(accepted: set[str], ranked_files: list[str]) -> int | None:
@@ -310,10 +311,10 @@ def run(embed_with: Path | None, reuse: bool = False) -> dict:
     scope = [gem for gem, (_, state) in own.entries.items() if state == "complete"]  # (name, version) pairs
     bundle = ask.open_bundle(project_dir.resolve())
     graded = {name: grade_splits(conn, scope, known, absent, verbatim(r)) for name, r in arms(bundle).items()}
-    forms, agent_note = agent_arm(project_dir)
-    if forms:
-        asked = [q for q in known if q["id"] in forms], [a for a in absent if a["id"] in forms]
-        graded["agent"] = grade_splits(conn, scope, *asked, lambda q: agent_forms.run(forms[q["id"]], project_dir))
+    samples, agent_note = agent_arm(project_dir)
+    if samples:
+        asked = agent_forms.asked(known, samples), agent_forms.asked(absent, samples)
+        graded["agent"] = grade_splits(conn, scope, *asked, lambda q: agent_forms.run(q["form"], project_dir))
     texts = indexed_files(conn, scope)
     result = {
         "corpus": CORPUS,

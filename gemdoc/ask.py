@@ -166,12 +166,12 @@ def _judge_parts(bundle: Bundle, parts: list, whole: Evidence, embedder, matrix,
     vectors_on = embedder is not None and matrix is not None
     floor = vectors_on and matrix.complete  # with chunks not embedded yet, nothing near may be something missed
     rephrasing = nearest_cosine(rephrased, embedder, matrix) if floor else None
-    guessed = guessed_names(bundle, parts) if vectors_on else []  # without vectors nothing near can spare them
+    guessed, asked_missing = guessed_names(bundle, parts) if vectors_on else ([], [])  # nothing near to spare them
     asked = nearest_cosine(parts, embedder, matrix) if floor and _one_sentence(parts) else None
     found = {"code": code, "rephrasing": rephrasing, "guessed": guessed, "question": asked, "defined": defined,
-             "products": products_of(parts)}
+             "products": products_of(parts), "asked_missing": asked_missing}
     judged = evidence.judge(lexical, named, None, **found)
-    if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed):
+    if judged.refused and vectors_on and (evidence.BARS.min_cosine <= 1 or guessed or asked_missing):
         cosine = asked if asked is not None else nearest_cosine(parts, embedder, matrix)
         judged = evidence.judge(lexical, named, cosine, **found)
     return judged
@@ -244,16 +244,34 @@ def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:
     return [word for word in api_words(text) if word not in named and definition(bundle, word)]
 
 
-def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[str]:
-    """The API names of the query's ``lex:`` parts when the bundle documents none of them, neither
-    under that name nor where RDoc files it (search.entries_akin): the agent's picture of the answer
-    is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1). Empty
-    when any of them is documented or defined in the source (definition), or the parts name none."""
+def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[list[str], list[str]]:
+    """The API names of the query's ``lex:`` parts the bundle documents nowhere, neither under that
+    name nor where RDoc files it (search.entries_akin), nor defines in the source (definition), as
+    (every one, when it documents none of them; the first, when only it and others are missing and the
+    question's own words write it as code: asked_by_name). Either way the agent's picture of the answer
+    is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how do I use
+    perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first name the
+    agent guessed on its own, not asked for, is only a wrong guess beside right ones."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
-    words = [w for w in lex_words(parts) if not version_constant(bundle.conn, w, scope)]  # no guess either way
-    if any(_documented(bundle.conn, w, scope) or definition(bundle, w) for w in words):
-        return []
-    return words
+    named = lex_words(parts)
+    words = [w for w in named if not version_constant(bundle.conn, w, scope)]  # no guess either way
+    missing = [w for w in words if not (_documented(bundle.conn, w, scope) or definition(bundle, w))]
+    if missing == words:
+        return words, []
+    asked = named[0] in missing and asked_by_name(named[0], parts)
+    return [], named[:1] if asked else []
+
+
+def asked_by_name(word: str, parts: list[tuple[str | None, str]]) -> bool:
+    """Whether the question's own words (its untyped part) write the last name of the API ``word``
+    (``perform_all_later`` of ``ActiveJob::perform_all_later``, ``associated`` in ``Post.where.associated``)
+    as code, in a word written as an API name (api_words). Said in English ("is there a builder for
+    HTML5", "when an error is raised") it is a subject the agent may have made a name of."""
+    last = re.split(r"::|#|\.", word)[-1].rstrip("?!=")
+    if not re.search(r"\w", last):
+        return False  # an operator (``Foo#[]``) is no name a sentence writes
+    within = re.compile(rf"(?<!\w){re.escape(last)}(?!\w)")
+    return any(kind is None and any(map(within.search, api_words(body))) for kind, body in parts)
 
 
 def version_constant(conn: sqlite3.Connection, word: str, scope: searcher.Scope) -> bool:

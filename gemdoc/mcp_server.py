@@ -46,8 +46,9 @@ GEM = Annotated[str | None, Field(description="Search only this gem of the bundl
 QUESTION = Annotated[str, Field(description="The user's question, verbatim. Searched by keyword and by meaning.")]
 API_NAMES = Annotated[list[str] | None, Field(
     description="Identifiers you guess answer the question: classes, modules, methods, options, config keys, cops "
-    "(e.g. ['Rack::Builder#map', 'sidekiq_options', 'retry']). Keyword arm only; one that exists in the bundle "
-    "ranks its entry high.")]  # fmt: skip
+    "(e.g. ['Rack::Builder#map', 'sidekiq_options', 'retry']), the one you think answers first, by its full name. "
+    "Keyword arm only; one that exists in the bundle ranks its entry high. When none exists in the bundle, or the "
+    "first does not and the question writes it as code, the query is refused unless a passage comes near.")]  # fmt: skip
 REPHRASING = Annotated[str, Field(description="The question restated in the words the gem's own documentation "
                                               "would use: its terms, not the user's situation. Semantic arm; "
                                               "when no passage of the bundle comes near it, the query is "

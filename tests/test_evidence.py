@@ -295,6 +295,22 @@ def test_lex_names_none_of_which_the_bundle_documents_refuse_unless_a_passage_co
     assert "min_guessed_near" in refused.diagnosis() and refused.diagnosis()["hint"]
 
 
+def test_a_missing_api_the_question_asks_for_refuses_whatever_the_names_beside_it():
+    """``asked_missing`` (the first ``lex:`` name, which the question asks for by name, is missing)
+    refuses as ``guessed`` does, but a documented method named beside it is the agent's way around the
+    API asked for, no evidence the bundle has it; a near passage still spares the question."""
+    def judged(cosine: float | None, named: tuple = ("ActiveJob::Enqueuing::ClassMethods#perform_later",),
+               asked: tuple = ("ActiveJob::perform_all_later",)) -> evidence.Evidence:
+        part = evidence.Evidence(["enqueue", "jobs"], ["enqueue", "jobs"], [], {"enqueue": 5.0, "jobs": 3.0}, 8.0,
+                                 any_in_bundle=True)  # fmt: skip
+        return evidence.judge([("lex", part), ("vec", part)], list(named), cosine, asked_missing=asked)
+
+    refused = judged(None)
+    assert refused.reason == "named_apis_not_in_bundle" and refused.guessed == ["ActiveJob::perform_all_later"]
+    assert not judged(evidence.GUESSED_NAMES_NEAR).refused
+    assert not judged(None, asked=()).refused
+
+
 def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_passage(project, monkeypatch):
     """Real CLI, store and model: every ``lex:`` name unknown to the bundle refuses when no chunk comes
     near; one documented name (bare ``retry_on``, not a full name that would spare the question by
@@ -321,6 +337,45 @@ def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_
     conn.close()
     keyword_only = reply("query", "-C", str(project), wrong)
     assert keyword_only["mode"] == "keyword" and not keyword_only["refused"]
+
+
+def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(project, monkeypatch):
+    """Real CLI, store and model: the user asks for ``retry_async_later`` by name and the agent lists it
+    first in ``lex:``, beside the documented ``Retry#retry_on``; these versions lack it, so the question
+    is refused unless a passage comes near. Not when the agent guessed the name on its own (the question
+    does not write it), nor when the missing name is not the first."""
+    typed = ("how do I use retry_async_later to retry a job when an error is raised\n"
+             "lex: Retry#retry_async_later Retry#retry_on\nvec: retry the job when the given error is raised")
+    assert not reply("query", "-C", str(project), typed)["refused"]  # a passage is near
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_NEAR", 0.99)  # no passage near enough
+    data = reply("query", "-C", str(project), typed)
+    assert data["refused"] and data["diagnosis"]["reason"] == "named_apis_not_in_bundle", data
+    assert data["diagnosis"]["guessed"] == ["Retry#retry_async_later"]
+    for kept in (typed.replace("use retry_async_later to ", ""),  # the agent's own guess
+                 typed.replace("Retry#retry_async_later Retry#retry_on", "Retry#retry_on Retry#retry_async_later"),
+                 typed.replace("Retry#retry_async_later", "Retry#raised")):  # said in English: "is raised"
+        assert not reply("query", "-C", str(project), kept)["refused"], kept
+    monkeypatch.setattr(evidence, "ASKED_NAMES_RULE", False)
+    assert not reply("query", "-C", str(project), typed)["refused"]
+
+
+def test_a_name_is_asked_for_only_where_the_question_writes_it_as_code():
+    """asked_by_name: the question's untyped part writes the name's last part inside a word written as an
+    API name, in its case; a name said in English, an operator, or one only ``lex:`` writes is not."""
+    from gemdoc import ask
+
+    def asked(name: str, question: str) -> bool:
+        return ask.asked_by_name(name, [(None, question), ("lex", name)])
+
+    assert asked("ActiveJob::perform_all_later", "How do I use perform_all_later in our Rails version?")
+    assert asked("ActiveRecord::QueryMethods::WhereChain#associated", "Post.where.associated(:author) raises")
+    assert asked("RSpec/MultipleExpectations", "the linter's RSpec/MultipleExpectations cop flags it")
+    assert asked("Retry#retry_pending?", "is retry_pending? true after a failure")
+    for name, question in (("Nokogiri::HTML5::Builder", "Is there a builder for HTML5 documents?"),
+                           ("Retry::Error", "how do I retry when an Error is raised"),
+                           ("Queue#enqueue", "how do I enqueue a job"), ("Foo#[]", "x = [] and foo_bar")):
+        assert not asked(name, question), name
+    assert not ask.asked_by_name("Queue#perform_all_later", [(None, "enqueue many"), ("lex", "perform_all_later")])
 
 
 def test_the_version_constant_of_a_documented_namespace_is_no_wrong_guess(tmp_path, monkeypatch):

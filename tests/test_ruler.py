@@ -73,10 +73,15 @@ def test_howto_questions_do_not_name_their_answer():
                 assert method not in q["q"].lower().split(), f"{q['id']} names {answer}"
 
 
-def test_agent_forms_load_when_written_from_this_skill():
-    forms = agent_forms.load(FIXTURE / "forms.yaml", FIXTURE / "SKILL.md")
-    assert forms["core-001"]["tool"] == "search"
-    assert agent_forms.text_of(forms["a-001"]["args"]) == "policy scope\nlex: Pundit::policy_scope\nvec: narrow records"
+def test_agent_forms_load_when_written_from_this_skill_and_ask_each_question_once_per_sample():
+    first, second = agent_forms.load(FIXTURE / "forms.yaml", FIXTURE / "SKILL.md")
+    assert first["core-001"]["tool"] == "search"
+    assert agent_forms.text_of(first["a-001"]["args"]) == "policy scope\nlex: Pundit::policy_scope\nvec: narrow records"
+    by_id = {q["id"]: q for q in KNOWN}
+    asked = agent_forms.asked([by_id["a-001"], by_id["core-001"]], [first, second])
+    assert [(q["id"], q["form"]["tool"]) for q in asked] == [("a-001@1", "query"), ("core-001@1", "search"),
+                                                             ("a-001@2", "search")]  # core-001 has no second form
+    assert all(q["answers"] == by_id[q["id"].split("@")[0]]["answers"] for q in asked)
 
 
 def test_agent_forms_from_another_skill_are_refused(tmp_path):
@@ -94,7 +99,7 @@ def test_agent_forms_with_unknown_args_are_refused(tmp_path):
 
 
 def test_no_forms_file_means_no_forms(tmp_path):
-    assert agent_forms.load(tmp_path / "absent.yaml", FIXTURE / "SKILL.md") == {}
+    assert agent_forms.load(tmp_path / "absent.yaml", FIXTURE / "SKILL.md") == []
 
 
 def test_the_prompt_holds_skill_gems_and_questions_never_answers():
@@ -112,7 +117,9 @@ def test_the_prompt_holds_skill_gems_and_questions_never_answers():
 
 
 def test_collect_writes_every_dealt_reply_as_forms_and_names_the_missing_ones(tmp_path):
+    agent_forms.deal(tmp_path / "other", 3, sample=2)
     agent_forms.deal(tmp_path, 3)
+    assert (tmp_path / "ids-1.txt").read_text() != (tmp_path / "other" / "ids-1.txt").read_text()  # grouped anew
     for k in (1, 2, 3):
         labels = agent_forms.labels((tmp_path / f"ids-{k}.txt").read_text().split())
         reply = {"forms": {label: {"tool": "query", "args": {"query": f"{k} {label}", "n": 10}} for label in labels}}
@@ -121,14 +128,22 @@ def test_collect_writes_every_dealt_reply_as_forms_and_names_the_missing_ones(tm
     (tmp_path / "reply-3.yaml").write_text("forms:\n  q1: {tool: grep, args: {query: x}}\n")
     target = tmp_path / "forms.yaml"
     with pytest.raises(agent_forms.StaleForms, match=r"2 of 3 replies .*reply-2.yaml.*reply-3.yaml"):
-        agent_forms.collect(tmp_path, target, FIXTURE / "SKILL.md")
+        agent_forms.collect([tmp_path], target, FIXTURE / "SKILL.md")
     assert not target.exists()
     for k in (2, 3):
         labels = agent_forms.labels((tmp_path / f"ids-{k}.txt").read_text().split())
         forms = {label: {"tool": "search", "args": {"query": qid}} for label, qid in labels.items()}
         (tmp_path / f"reply-{k}.yaml").write_text(yaml.safe_dump({"forms": forms}))
-    assert agent_forms.collect(tmp_path, target, FIXTURE / "SKILL.md") == len(KNOWN + ABSENT)
-    forms = agent_forms.load(target, FIXTURE / "SKILL.md")
+    with pytest.raises(agent_forms.StaleForms, match="twice"):
+        agent_forms.collect([tmp_path, tmp_path / "." ], target, FIXTURE / "SKILL.md")
+    (tmp_path / "other" / "ids-1.txt").write_text("a-001\n")
+    (tmp_path / "other" / "reply-1.yaml").write_text("forms:\n  q1: {tool: search, args: {query: x}}\n")
+    for k in (2, 3):
+        (tmp_path / "other" / f"ids-{k}.txt").unlink()
+    with pytest.raises(agent_forms.StaleForms, match="same questions"):
+        agent_forms.collect([tmp_path, tmp_path / "other"], target, FIXTURE / "SKILL.md")
+    assert agent_forms.collect([tmp_path], target, FIXTURE / "SKILL.md") == len(KNOWN + ABSENT)
+    (forms,) = agent_forms.load(target, FIXTURE / "SKILL.md")
     assert set(forms) == {q["id"] for q in KNOWN + ABSENT}
     second = (tmp_path / "ids-2.txt").read_text().split()[0]
     assert forms[second] == {"tool": "search", "args": {"query": second}}  # labels mapped back to their ids

@@ -234,11 +234,13 @@ def _evidence(e: dict) -> list[str]:
     ]
 
 
-def _dev_cost(r: dict, arm: str) -> int:
-    """How many dev questions clear_first_only loses on one arm (its dev hit@1 delta, as questions; on the
-    agent arm, whose delta is over every sample's asks, the average over its samples)."""
-    delta = r["rules"]["clear_first_only"]["arms"][arm]["delta"]["dev"]["hit@1"]
-    return max(0, round(-delta * r["questions"]["dev"]))
+def _dev_cost(r: dict, arm: str) -> str:
+    """How many dev questions clear_first_only loses on one arm: its asks lost (hit@1 off minus on, times
+    the asks) over the times each question is asked (the agent arm: once per sample of forms)."""
+    verdict = r["rules"]["clear_first_only"]["arms"][arm]
+    on, off = verdict["on"]["dev"], verdict["off"]["dev"]
+    lost = max(0.0, off["hit@1"] - on["hit@1"]) * on["n"] / (on["n"] / r["questions"]["dev"])
+    return f"{round(lost, 1):g}"
 
 
 def _sweep(e: dict, key: str) -> str:

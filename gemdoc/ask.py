@@ -247,19 +247,28 @@ def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:
 def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[list[str], list[str]]:
     """The API names of the query's ``lex:`` parts the bundle documents nowhere, neither under that
     name nor where RDoc files it (search.entries_akin), nor defines in the source (definition), as
-    (every one, when it documents none of them; the first, when only it and others are missing and the
-    question's own words write it as code: asked_by_name). Either way the agent's picture of the answer
-    is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how do I use
-    perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first name the
-    agent guessed on its own, not asked for, is only a wrong guess beside right ones."""
+    (every one, when it documents none of them; the first, when it is missing but another is not and
+    the question's own words write it as code: asked_by_name). Either way the agent's picture of the
+    answer is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how
+    do I use perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first
+    name the agent guessed on its own, not asked for, is only a wrong guess beside right ones; so is one
+    whose method another name documents under another owner (``Job#retry_on Retry#retry_on``). A first
+    name that is a ``VERSION`` constant leaves the names after it to the first rule."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     named = lex_words(parts)
     words = [w for w in named if not version_constant(bundle.conn, w, scope)]  # no guess either way
     missing = [w for w in words if not (_documented(bundle.conn, w, scope) or definition(bundle, w))]
     if missing == words:
         return words, []
-    asked = named[0] in missing and asked_by_name(named[0], parts)
+    found = {_last_name(w) for w in words if w not in missing}
+    asked = named[0] in missing and _last_name(named[0]) not in found and asked_by_name(named[0], parts)
     return [], named[:1] if asked else []
+
+
+def _last_name(word: str) -> str:
+    """The last segment of an API name, without a predicate's or writer's ending (``retry_on`` of
+    ``Retry#retry_on``, ``pending`` of ``Job#pending?``)."""
+    return re.split(r"::|#|\.", word)[-1].rstrip("?!=")
 
 
 def asked_by_name(word: str, parts: list[tuple[str | None, str]]) -> bool:
@@ -267,10 +276,10 @@ def asked_by_name(word: str, parts: list[tuple[str | None, str]]) -> bool:
     (``perform_all_later`` of ``ActiveJob::perform_all_later``, ``associated`` in ``Post.where.associated``)
     as code, in a word written as an API name (api_words). Said in English ("is there a builder for
     HTML5", "when an error is raised") it is a subject the agent may have made a name of."""
-    last = re.split(r"::|#|\.", word)[-1].rstrip("?!=")
+    last = _last_name(word)
     if not re.search(r"\w", last):
         return False  # an operator (``Foo#[]``) is no name a sentence writes
-    within = re.compile(rf"(?<!\w){re.escape(last)}(?!\w)")
+    within = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(last)}(?![A-Za-z0-9_])")  # code ends where ASCII does
     return any(kind is None and any(map(within.search, api_words(body))) for kind, body in parts)
 
 

@@ -257,12 +257,19 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     named = lex_words(parts)
     words = [w for w in named if not version_constant(bundle.conn, w, scope)]  # no guess either way
-    missing = [w for w in words if not (_documented(bundle.conn, w, scope) or definition(bundle, w))]
+    if words and _known(bundle, words[0], scope):
+        return [], []  # neither rule holds: the common case stops at one look-up, as the old any() did
+    missing = [w for w in words if not _known(bundle, w, scope)]
     if missing == words:
         return words, []
     found = {_last_name(w) for w in words if w not in missing}
     asked = named[0] in missing and _last_name(named[0]) not in found and asked_by_name(named[0], parts)
     return [], named[:1] if asked else []
+
+
+def _known(bundle: Bundle, word: str, scope: searcher.Scope) -> bool:
+    """Whether the bundle documents the API ``word`` (_documented) or its source defines it (definition)."""
+    return _documented(bundle.conn, word, scope) or definition(bundle, word) is not None
 
 
 def _last_name(word: str) -> str:

@@ -252,24 +252,36 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[
     answer is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how
     do I use perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first
     name the agent guessed on its own, not asked for, is only a wrong guess beside right ones; so is one
-    whose method another name documents under another owner (``Job#retry_on Retry#retry_on``). A first
-    name that is a ``VERSION`` constant leaves the names after it to the first rule."""
+    whose method another name documents under another owner (``Job#retry_on Retry#retry_on``), and one
+    asked for beside a documented method the query names by its full name outside ``lex:``, which
+    spares the first rule too (``should I use retry_async_later or Retry#retry_on``). A name asked for
+    is documented only as itself (_documented ``exact``). A first name that is a ``VERSION`` constant
+    leaves the names after it to the first rule."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     named = lex_words(parts)
     words = [w for w in named if not version_constant(bundle.conn, w, scope)]  # no guess either way
-    if words and _known(bundle, words[0], scope):
+    if not words:
+        return [], []
+    asked = words[0] == named[0] and asked_by_name(named[0], parts)
+    if _known(bundle, words[0], scope, exact=asked):  # asked for: the API itself, not its words in a row
         return [], []  # neither rule holds: the common case stops at one look-up, as the old any() did
     missing = [w for w in words if not _known(bundle, w, scope)]
     if missing == words:
         return words, []
-    found = {_last_name(w) for w in words if w not in missing}
-    asked = named[0] in missing and _last_name(named[0]) not in found and asked_by_name(named[0], parts)
+    found = {_last_name(w) for w in words[1:] if w not in missing}
+    asked = asked and _last_name(named[0]) not in found and not evidence.specific(_named_beside_lex(bundle, parts))
     return [], named[:1] if asked else []
 
 
-def _known(bundle: Bundle, word: str, scope: searcher.Scope) -> bool:
+def _named_beside_lex(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[str]:
+    """The documented APIs the query names outside its ``lex:`` parts: the question's own words, or
+    the agent's rephrasing (``should I use retry_async_later or Retry#retry_on``)."""
+    return named_apis(bundle, " ".join(body for kind, body in parts if kind != "lex"))
+
+
+def _known(bundle: Bundle, word: str, scope: searcher.Scope, exact: bool = False) -> bool:
     """Whether the bundle documents the API ``word`` (_documented) or its source defines it (definition)."""
-    return _documented(bundle.conn, word, scope) or definition(bundle, word) is not None
+    return _documented(bundle.conn, word, scope, exact) or definition(bundle, word) is not None
 
 
 def _last_name(word: str) -> str:

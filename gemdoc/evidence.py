@@ -57,8 +57,11 @@ comes within GUESSED_NAMES_NEAR (cosine) of a part, or a part names a documented
 name: a wrong guess beside a near passage is only a wrong guess. When the first ``lex:`` name is one
 the bundle lacks and the question's own words write it as code ("how do I use perform_all_later",
 ``lex: ActiveJob::perform_all_later ActiveJob::Enqueuing::ClassMethods#perform_later``), only a near
-passage spares the question, whatever documented names stand beside it: they are the agent's way
-around the API asked for. Only where vectors exist: without a
+passage spares the question, or a documented method named by its full name outside ``lex:`` (by the
+question itself, or the rephrasing), as it spares the first rule; not documented names beside it in
+``lex:``: they are the agent's way around the API asked for. A name asked for is documented only as
+itself, an entry or the name written in a passage, not as its words in a row ("Pundit authorization" is
+no ``Pundit::Authorization``). Only where vectors exist: without a
 cosine nothing could spare a wrong guess. The ``VERSION`` constant of a class or module the bundle
 documents (``Minitest::VERSION``, named when asking what changed in a release) is no guess at all
 (ask.version_constant).
@@ -293,8 +296,8 @@ def judge(
     ``defined``: methods named that the source defines without docs (ask.defined_apis), evidence as
     a documented API is, but never a specific one: a hidden method is no proof the docs cover the question;
     ``asked_missing``: the first ``lex:`` name when the bundle lacks it and the question writes it as
-    code (ask.guessed_names), which refuses as ``guessed`` does, whatever the other names: they are the
-    agent's way around the API asked for."""
+    code and names no documented method outside ``lex:`` (ask.guessed_names), which refuses as
+    ``guessed`` does, whatever the other ``lex:`` names: they are the agent's way around the API asked for."""
     _name_words_are_no_subject(parts, [*named, *defined])
     judged = [(kind, decide(ev, bars)) for kind, ev in parts]
     passing = [ev for _, ev in judged if not ev.refused]

@@ -342,8 +342,9 @@ def test_wrong_lex_guesses_refuse_through_the_cli_only_with_vectors_and_no_near_
 def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(project, monkeypatch):
     """Real CLI, store and model: the user asks for ``retry_async_later`` by name and the agent lists it
     first in ``lex:``, beside the documented ``Retry#retry_on``; these versions lack it, so the question
-    is refused unless a passage comes near. Not when the agent guessed the name on its own (the question
-    does not write it), nor when the missing name is not the first."""
+    is refused unless a passage comes near; so is a name whose words the docs write only in a row. Not
+    when the agent guessed the name on its own (the question does not write it), when the missing name is
+    not the first, or when the question names a documented method by its full name itself."""
     typed = ("how do I use retry_async_later to retry a job when an error is raised\n"
              "lex: Retry#retry_async_later Retry#retry_on\nvec: retry the job when the given error is raised")
     assert not reply("query", "-C", str(project), typed)["refused"]  # a passage is near
@@ -351,7 +352,12 @@ def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(pro
     data = reply("query", "-C", str(project), typed)
     assert data["refused"] and data["diagnosis"]["reason"] == "named_apis_not_in_bundle", data
     assert data["diagnosis"]["guessed"] == ["Retry#retry_async_later"]
+    words_in_a_row = typed.replace("retry_async_later", "Job::Class").replace("Retry#Job::Class", "Job::Class")
+    data = reply("query", "-C", str(project), words_in_a_row)  # the README's "a job class" is no Job::Class
+    assert data["refused"] and data["diagnosis"]["guessed"] == ["Job::Class"], data
     for kept in (typed.replace("use retry_async_later to ", ""),  # the agent's own guess
+                 typed.replace("how do I use retry_async_later", "should I use retry_async_later or Retry#retry_on"),
+                 # the question names a documented method itself, as the all-guessed rule spares
                  typed.replace("Retry#retry_async_later Retry#retry_on", "Retry#retry_on Retry#retry_async_later"),
                  typed.replace("Retry#retry_async_later", "Retry#raised"),  # said in English: "is raised"
                  typed.replace("retry_async_later", "retry_on").replace("Retry#retry_on Retry", "Job#retry_on Retry")):

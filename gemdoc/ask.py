@@ -247,16 +247,15 @@ def defined_apis(bundle: Bundle, text: str, named: list[str]) -> list[str]:
 def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[list[str], list[str]]:
     """The API names of the query's ``lex:`` parts the bundle documents nowhere, neither under that
     name nor where RDoc files it (search.entries_akin), nor defines in the source (definition), as
-    (every one, when it documents none of them; the first, when it is missing but another is not and
-    the question's own words write it as code: asked_by_name). Either way the agent's picture of the
-    answer is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how
+    (every one, when it documents none of them; the first, when it is missing and the question's own
+    words write it as code, asked_by_name, whether the others are missing or not). Either way the
+    agent's picture of the answer is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how
     do I use perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first
     name the agent guessed on its own, not asked for, is only a wrong guess beside right ones; so is one
-    whose method another name documents under another owner (``Job#retry_on Retry#retry_on``), and one
-    asked for beside a documented method the query names by its full name outside ``lex:``, which
-    spares the first rule too (``should I use retry_async_later or Retry#retry_on``). A name asked for
-    is documented only as itself (_documented ``exact``). A first name that is a ``VERSION`` constant
-    leaves the names after it to the first rule."""
+    whose method another name documents under another owner (``Job#retry_on Retry#retry_on``). A name
+    asked for is documented only as itself (_documented ``exact``): "a Pundit authorization" in a README
+    is no ``Pundit::Authorization``. A first name that is a ``VERSION`` constant leaves the names after
+    it to the first rule."""
     scope = searcher.Scope(bundle.conn, bundle.scope.gems)
     named = lex_words(parts)
     words = [w for w in named if not version_constant(bundle.conn, w, scope)]  # no guess either way
@@ -265,18 +264,12 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[
     asked = words[0] == named[0] and asked_by_name(named[0], parts)
     if _known(bundle, words[0], scope, exact=asked):  # asked for: the API itself, not its words in a row
         return [], []  # neither rule holds: the common case stops at one look-up, as the old any() did
-    missing = [w for w in words if not _known(bundle, w, scope)]
+    missing = [words[0], *(w for w in words[1:] if not _known(bundle, w, scope))]
     if missing == words:
-        return words, []
-    found = {_last_name(w) for w in words[1:] if w not in missing}
-    asked = asked and _last_name(named[0]) not in found and not evidence.specific(_named_beside_lex(bundle, parts))
+        return words, named[:1] if asked else []  # asked for: no documented name elsewhere spares it
+    found = {_last_name(w) for w in words if w not in missing}
+    asked = asked and _last_name(named[0]) not in found
     return [], named[:1] if asked else []
-
-
-def _named_beside_lex(bundle: Bundle, parts: list[tuple[str | None, str]]) -> list[str]:
-    """The documented APIs the query names outside its ``lex:`` parts: the question's own words, or
-    the agent's rephrasing (``should I use retry_async_later or Retry#retry_on``)."""
-    return named_apis(bundle, " ".join(body for kind, body in parts if kind != "lex"))
 
 
 def _known(bundle: Bundle, word: str, scope: searcher.Scope, exact: bool = False) -> bool:
@@ -320,13 +313,24 @@ def lex_words(parts: list[tuple[str | None, str]]) -> list[str]:
 def _documented(conn: sqlite3.Connection, word: str, scope: searcher.Scope, exact: bool = False) -> bool:
     """An entry under that name or where RDoc files it, or the name written in the bundle's docs
     (``max_attempts`` in a README). The gate counts its terms in a row anywhere, so as not to refuse
-    an answerable question; the note (``exact``) only the name itself in a passage, so that
-    ``Retry#retry`` is not taken for written because ``Retry#retry_on`` is; for the note, an
-    attribute's writer or predicate documents its name (``verify_partial_doubles=``)."""
-    if exact and any(_entries(conn, word + end, scope) for end in "=?"):
+    an answerable question, but for a name the question asks for (guessed_names); the note and that
+    name (``exact``) only the name itself in a passage, so that ``Retry#retry`` is not taken for
+    written because ``Retry#retry_on`` is. Then a name's writer or predicate documents it (``verify_partial_doubles``
+    by ``…#verify_partial_doubles=``), and an attribute with a writer documents its writer: RDoc files
+    ``attr_accessor :max_attempts`` under ``Retry#max_attempts``. Operators are only themselves (``==``)."""
+    if exact and re.search(r"\w=$", word) and _writable(conn, _entries(conn, word[:-1], scope)):
+        return True
+    if exact and re.search(r"\w$", word) and any(_entries(conn, word + end, scope) for end in "=?"):
         return True
     return bool(_entries(conn, word, scope) or searcher.entries_akin(conn, word, scope)
                 or searcher.written(conn, word, scope, exact))  # fmt: skip
+
+
+def _writable(conn: sqlite3.Connection, ids: list[int]) -> bool:
+    """Whether one of the entries ``ids`` is an attribute with a writer (``attr_accessor``, ``attr_writer``)."""
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(f"SELECT signature FROM chunks WHERE id IN ({marks}) AND kind = 'attribute'", ids)
+    return any(not (signature or "").startswith("attr_reader") for (signature,) in rows)
 
 
 def api_words(text: str) -> list[str]:

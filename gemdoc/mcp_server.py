@@ -47,8 +47,9 @@ QUESTION = Annotated[str, Field(description="The user's question, verbatim. Sear
 API_NAMES = Annotated[list[str] | None, Field(
     description="Identifiers you guess answer the question: classes, modules, methods, options, config keys, cops "
     "(e.g. ['Rack::Builder#map', 'sidekiq_options', 'retry']), the one you think answers first, by its full name. "
-    "Keyword arm only; one that exists in the bundle ranks its entry high. When none exists in the bundle, or the "
-    "first does not and the question writes it as code, the query is refused unless a passage comes near.")]  # fmt: skip
+    "Keyword arm only; one that exists in the bundle ranks its entry high. When none exists in the bundle and no "
+    "documented method is named by its full name, or the first does not exist and the question writes it as code, "
+    "the query is refused unless a passage comes near.")]  # fmt: skip
 REPHRASING = Annotated[str, Field(description="The question restated in the words the gem's own documentation "
                                               "would use: its terms, not the user's situation. Semantic arm; "
                                               "when no passage of the bundle comes near it, the query is "

@@ -12,15 +12,18 @@ MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
 TERM = re.compile(r"[^\W_]+", re.UNICODE)
 # Ruby's operator methods as RDoc names them: ``REXML::Element#[]``, ``Comparable#<=>``, ``Set::[]``. After a
-# ``.`` or with no owner only the longer ones, so that ``Ruby.*``, ``OK.!`` or a shebang ``#!`` stay prose
+# ``.``, with no owner or after a one-letter owner's ``#`` only the longer ones, so that ``Ruby.*``, ``OK.!``, a
+# shebang ``#!`` or an exclaimed language (``C#!``) stay prose
 LONG_OPERATOR = r"(?:\[\]=?|<=>|===?|=~|!=|!~|<<|>>|<=|>=|\*\*|[-+]@)"
 OPERATOR = rf"(?:{LONG_OPERATOR}|[-+*/%<>!~^&|])"
 METHOD = rf"(?:[a-z_]\w*[?!=]?|{OPERATOR})"
 OWNER = r"[A-Z]\w*(?:::[A-Z]\w*)*"
-OPERATOR_NAME = rf"(?:\w#|::){OPERATOR}$|[A-Z]\w*\.{LONG_OPERATOR}$|^#{LONG_OPERATOR}$"
+OPERATOR_NAME = (rf"(?:(?<=\w\w)#|(?<=::\w)#|::){OPERATOR}$|\w#{LONG_OPERATOR}$|[A-Z]\w*\.{LONG_OPERATOR}$"
+                 rf"|^#{LONG_OPERATOR}$")
 IDENTIFIER = re.compile(
     rf"^(?:{OWNER})?(?:(?:#|::|\.)?[a-z_]\w*[?!=]?)?$|^[A-Z]\w*(?:::[A-Z]\w*)+$"
-    rf"|^(?:{OWNER}(?:#|::){OPERATOR}|{OWNER}\.{LONG_OPERATOR}|#{LONG_OPERATOR})$"
+    rf"|^(?:{OWNER}(?:#|::){LONG_OPERATOR}|{OWNER}::{OPERATOR}|(?:[A-Z]\w+|[A-Z]\w*(?:::[A-Z]\w*)+)#{OPERATOR}"
+    rf"|{OWNER}\.{LONG_OPERATOR}|#{LONG_OPERATOR})$"
 )
 ENDS_IN_OPERATOR = re.compile(OPERATOR_NAME)  # an operator's brackets and dots are no punctuation
 

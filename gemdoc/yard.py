@@ -25,7 +25,9 @@ COMMENT = re.compile(r"^\s*#(?!!)(.*)$")  # not a shebang-like ``#!``
 SCOPE_TAG = re.compile(r"^\s*@!(?:scope|visibility)\b")
 END = re.compile(r"^(\s*)end\b")
 VISIBILITY = re.compile(r"^\s*+(private|protected|public)\s*+(?:#.*)?$")  # bare: the methods after it
-VISIBILITY_TAG = re.compile(r"^\s*@!visibility\s+(private|protected|public)\b", re.M)  # a tag line, not prose
+# A tag line, not prose that names the tag; blanks, not \s, so that no match runs over empty lines (quadratic)
+VISIBILITY_TAG = re.compile(r"^[ \t]*@!visibility[ \t]+(private|protected|public)\b", re.M)
+SCOPE_CLASS_TAG = re.compile(r"^[ \t]*@!scope[ \t]+class\b", re.M)
 SINGLETON_OPEN = re.compile(r"^(\s*)class\s*<<\s*self\s*(?:#.*)?$")  # not ``class << self; attr_x :y; end``
 
 
@@ -98,7 +100,7 @@ def _directives(lines: list[str], rel: str, spans: list[tuple[int, int, str]]) -
         if ends[number] not in texts:  # a stack of directives shares the text under its last
             own = _docstring(lines, found, ends[number])
             tag = VISIBILITY_TAG.search(own)
-            texts[ends[number]] = (_without_tags(own), tag[1] if tag else None, "@!scope class" in own)
+            texts[ends[number]] = (_without_tags(own), tag[1] if tag else None, bool(SCOPE_CLASS_TAG.search(own)))
         own, tagged, class_scope = texts[ends[number]]
         class_method = bool(match[1]) or class_scope or singleton[number]
         section = sections[number] if singleton[number] or not class_method else "public"  # a bare keyword's reach

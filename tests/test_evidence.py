@@ -343,8 +343,8 @@ def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(pro
     """Real CLI, store and model: the user asks for ``retry_async_later`` by name and the agent lists it
     first in ``lex:``, beside the documented ``Retry#retry_on``; these versions lack it, so the question
     is refused unless a passage comes near; so is a name whose words the docs write only in a row. Not
-    when the agent guessed the name on its own (the question does not write it), when the missing name is
-    not the first, or when the question names a documented method by its full name itself."""
+    when the agent guessed the name on its own (the question does not write it), nor when the missing
+    name is not the first."""
     typed = ("how do I use retry_async_later to retry a job when an error is raised\n"
              "lex: Retry#retry_async_later Retry#retry_on\nvec: retry the job when the given error is raised")
     assert not reply("query", "-C", str(project), typed)["refused"]  # a passage is near
@@ -355,9 +355,14 @@ def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(pro
     words_in_a_row = typed.replace("retry_async_later", "Job::Class").replace("Retry#Job::Class", "Job::Class")
     data = reply("query", "-C", str(project), words_in_a_row)  # the README's "a job class" is no Job::Class
     assert data["refused"] and data["diagnosis"]["guessed"] == ["Job::Class"], data
+    data = reply("query", "-C", str(project), words_in_a_row.replace("Retry#retry_on", "Retry#nope_later"))
+    assert data["diagnosis"]["guessed"] == ["Job::Class", "Retry#nope_later"], data  # neither is there as written
+    alone = typed.replace("use retry_async_later", "use retry_async_later, or Retry#retry_on,")
+    for refused in (alone, alone.replace(" Retry#retry_on\nvec", "\nvec")):  # a method the question names spares
+        assert reply("query", "-C", str(project), refused)["refused"], refused  # neither, in lex: or not
     for kept in (typed.replace("use retry_async_later to ", ""),  # the agent's own guess
-                 typed.replace("how do I use retry_async_later", "should I use retry_async_later or Retry#retry_on"),
-                 # the question names a documented method itself, as the all-guessed rule spares
+                 words_in_a_row.replace("use Job::Class to ", "").replace("Retry#retry_on", "Retry#nope_later"),
+                 # a name the agent made up itself may be words in a row of the docs
                  typed.replace("Retry#retry_async_later Retry#retry_on", "Retry#retry_on Retry#retry_async_later"),
                  typed.replace("Retry#retry_async_later", "Retry#raised"),  # said in English: "is raised"
                  typed.replace("retry_async_later", "retry_on").replace("Retry#retry_on Retry", "Job#retry_on Retry")):
@@ -365,6 +370,28 @@ def test_a_missing_api_the_question_asks_for_by_name_refuses_through_the_cli(pro
         assert not reply("query", "-C", str(project), kept)["refused"], kept
     monkeypatch.setattr(evidence, "ASKED_NAMES_RULE", False)
     assert not reply("query", "-C", str(project), typed)["refused"]
+
+
+def test_the_writer_of_a_documented_attribute_asked_for_is_no_missing_api(tmp_path, monkeypatch):
+    """RDoc files an accessor under its reader (``Retry#max_attempts``); an agent names the writer it
+    would call (``Retry#max_attempts=``) for a question that writes ``max_attempts`` as code. A reader
+    alone or a method has no writer, and an operator names only itself (``==`` is not ``===``)."""
+    def entry(title: str, signature: str, kind: str = "attribute") -> Chunk:
+        return Chunk("ri", title, title, "How many times a job is tried.", "lib/retry.rb", 2, signature, kind,
+                     title.split("#")[-1])  # fmt: skip
+
+    extra = (entry("Retry#max_attempts", "attr_accessor :max_attempts"), entry("Retry#max_tries", "attr_reader :max_tries"),
+             entry("Retry#===", "===(other)", "method"))  # fmt: skip
+    project = test_agent.make_project(tmp_path, monkeypatch, extra)
+    monkeypatch.setattr(evidence, "GUESSED_NAMES_NEAR", 0.99)  # no passage near enough to spare a wrong guess
+    typed = "how do I set max_attempts to 3 for a job\nlex: {}\nvec: the number of attempts before a job fails"
+    for names in ("Retry#max_attempts= Retry#retry_on", "Retry#max_attempts="):
+        data = reply("query", "-C", str(project), typed.format(names))
+        assert not data["refused"] and data["notes"] == [], names
+    data = reply("query", "-C", str(project), typed.replace("max_attempts", "max_tries").format("Retry#max_tries="))
+    assert data["diagnosis"]["reason"] == "named_apis_not_in_bundle", data  # no writer of that attribute
+    assert data["diagnosis"]["guessed"] == ["Retry#max_tries="]
+    assert "no API named Retry#==" in " ".join(reply("search", "-C", str(project), "Retry#==")["notes"])
 
 
 def test_a_name_is_asked_for_only_where_the_question_writes_it_as_code():

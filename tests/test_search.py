@@ -140,6 +140,11 @@ def test_identifier_recognition():
     assert terms.identifier("REXML::Element#[]").name == "[]" and terms.identifier("#<=>").name == "<=>"
     assert terms.identifier("[]") is None and terms.identifier("a+b") is None  # an operator needs its #, :: or .
     assert terms.identifier("#!") is None and terms.identifier("Ruby.*") is None  # a shebang, a glob: prose
+    assert terms.identifier("C#!") is None and terms.identifier("Set#^").name == "^"  # a language exclaimed: prose
+    assert terms.identifier("C#<=>").name == "<=>" and terms.identifier("Foo::C#!").name == "!"
+    assert terms.CODE.search("I write C#!") is None and terms.CODE.search("BasicObject#!")
+    for name in ("Foo::C#!", "C::D#&", "Set#^", "C::!", "C#<=>"):  # each regex reads an operator name alike
+        assert terms.ENDS_IN_OPERATOR.search(name) and terms.identifier(name), name
     assert [w for w, _ in terms.named_asked("what does REXML::Element#[] return?").words] == ["REXML::Element#[]"]
 
 

@@ -121,6 +121,15 @@ def test_stacked_directives_share_the_text_and_the_comment_opening_is_theirs(tmp
     assert found["Assertions::get"].body == "Makes a GET request.\n\n@param url [String]"
 
 
+def test_only_a_scope_tag_line_declares_a_class_method(tmp_path):
+    """``@!scope class`` steers the directive as a tag line of its own; prose that names the tag does not."""
+    source = ("module Client\n  # @!method post(url = nil)\n  #   Makes a POST request; unlike @!scope class\n"
+              "  #   directives, it is called on a connection.\n  def_delegators :connection, :post\nend\n")
+    (tmp_path / "client.rb").write_text(source)
+    spans = [{"kind": "module", "owner": "", "name": "Client", "file": "client.rb", "line": 1, "end_line": 6}]
+    assert [c.title for c in yard.declared(tmp_path, ["client.rb"], spans, set())] == ["Client#post"]
+
+
 def test_a_hostile_file_of_directives_takes_linear_time(tmp_path):
     """A ``path:`` gem is untrusted: stacked directives, an endless comment and unclosed ``class << self``
     lines are each walked a bounded number of times, and the text they share is not copied past the file's
@@ -141,6 +150,7 @@ HOSTILE = {
     "stacked directives over steering lines only": "  # @!method m\n" * 10_000 + "  # @!scope class\n" * 10_000,
     "a directive with a long run of blanks": "  # @!method a" + " " * 40_000 + "x\n",
     "namespaces nested deep": "module N\n" * 20_000 + "  # @!method a\n  #   A.\n" * 20_000 + "end\n" * 20_000,
+    "a directive's text of empty lines": "  # @!method a\n  #   a\n" + "  #\n" * 200_000 + "  #   b\n",
 }
 
 

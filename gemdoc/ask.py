@@ -249,8 +249,9 @@ def guessed_names(bundle: Bundle, parts: list[tuple[str | None, str]]) -> tuple[
     name nor where RDoc files it (search.entries_akin), nor defines in the source (definition), as
     (every one, when it documents none of them; the first, when it is missing and the question's own
     words write it as code, asked_by_name, whether the others are missing or not). Either way the
-    agent's picture of the answer is an API these gem versions lack (``ActiveRecord::Relation#load_async`` on Rails 6.1; "how
-    do I use perform_all_later" with ``lex: ActiveJob::perform_all_later ...#perform_later``). A first
+    agent's picture of the answer is an API these gem versions lack (``ActiveRecord::Relation#load_async``
+    on Rails 6.1; "how do I use perform_all_later" with ``lex: ActiveJob::perform_all_later
+    ...#perform_later``). A first
     name the agent guessed on its own, not asked for, is only a wrong guess beside right ones; so is one
     whose method another name documents under another owner (``Job#retry_on Retry#retry_on``). A name
     asked for is documented only as itself (_documented ``exact``): "a Pundit authorization" in a README

@@ -227,8 +227,8 @@ def _evidence(e: dict) -> list[str]:
         "its own is only a wrong guess. The bar both rules share was chosen on dev's agent forms the same way, and is "
         "kept where a higher one refuses more answerable dev forms, or silences absent dev forms that test does not "
         "confirm: " + _sweep(e, "guessed_names_nears") + ". "
-        "Three rules widen what counts as evidence: a method named as the other kind (`Rack::Utils.escape_html` for "
-        "RDoc's `Rack::Utils#escape_html`) is named (rows \"without other-kind names\"), so is an option or "
+        "Three rules widen what counts as evidence: a method named as the other kind (`Rack::Utils#escape_html` for "
+        "RDoc's `Rack::Utils::escape_html`) is named (rows \"without other-kind names\"), so is an option or "
         "environment variable a passage writes (`RUBY_DEBUG_OPEN`; rows \"without option names\"), and a term only a "
         "`lex:` part writes, as code, is the agent's guess at a name, not an absent subject (row \"without the "
         "lex-guesses-aside rule\"; the first and the last often spare the same form, hence a row without both).",
@@ -352,6 +352,11 @@ def _fusion(f: dict) -> list[str]:
     return lines
 
 
+def _delta(r: dict, rule: str, arm: str) -> str:
+    """A rule's dev hit@1 delta on one arm, as the table writes it."""
+    return f"{r['rules'][rule]['arms'][arm]['delta']['dev']['hit@1']:+.3f}"
+
+
 def _rank_rules(r: dict) -> list[str]:
     lines = [
         "### Ranking rules (`benchmarks/rank_rules.py`)",
@@ -362,7 +367,10 @@ def _rank_rules(r: dict) -> list[str]:
         "Each cell is rule on minus rule off, **dev / test**; a "
         "rule ships on when it helped on dev when it was added and test agreed. Three exceptions, said plainly: "
         "`exact_names_first` corrects what a full name names (an entry under exactly that name, not a copy "
-        "vendored under another namespace) and was found through a test question, with no effect on dev; "
+        "vendored under another namespace) and was found through a test question, with no effect on dev when it "
+        f"was added (now {_delta(r, 'exact_names_first', 'agent')} on the agent arm's dev hit@1: since module "
+        "functions are named as module methods, the `JSON.parse` b-075's agents write picks `JSON::parse` "
+        "exactly, ahead of the answer key's `MultiJson#load`); "
         "`clear_first_only`, kept for `query` where it helped dev when it was added, can cost dev questions "
         f"beside the later rules (now `query` {_dev_cost(r, 'query')}, the agent arm {_dev_cost(r, 'agent')} "
         "on average over its samples): where it "

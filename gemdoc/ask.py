@@ -57,7 +57,7 @@ class Reply:
 NEAREST = 3  # the rejected candidates a refusal names
 PLAIN_WORD = re.compile(r"[a-z][a-z0-9]*[?!]?")  # ``normalizes``: search.py reads it as a word, not a name
 ELSEWHERE = 3  # the entries under other owners a note on a missing name points at (_elsewhere)
-# A method named as the other kind (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``) is
+# A method named as the other kind (``Redis#initialize`` documented as ``Redis::new``) is
 # named as much as written: agents rarely know which kind RDoc filed (benchmarks/evidence_bars.py)
 OTHER_KIND_NAMED = True
 # An option or environment variable the docs write (``RUBY_DEBUG_OPEN``) is named as an API is: a query that

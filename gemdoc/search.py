@@ -495,7 +495,7 @@ METHOD_NAME = re.compile(rf"^(.*[A-Za-z0-9_])(?:#|::|\.)({q.METHOD})$")
 
 def entries_akin(conn: sqlite3.Connection, name: str, among: Container[int]) -> list[int]:
     """The entries a method's full name points at when RDoc files it elsewhere: as the other kind
-    (``Rack::Utils.escape_html`` documented as ``Rack::Utils#escape_html``), else in a module under
+    (``Rack::Utils#escape_html`` documented as ``Rack::Utils::escape_html``), else in a module under
     the owner's namespace that defines it (``Zeitwerk::Loader#push_dir`` is
     ``Zeitwerk::Loader::Config#push_dir``), else in one beside the owner, under its parent
     (``ActiveRecord::Base#with_lock`` is ``ActiveRecord::Locking::Pessimistic#with_lock``; AKIN_SIBLINGS),

@@ -1,7 +1,8 @@
 """Join ri entries to source definitions so an API result carries file:line.
 
 A method is matched on (owner, name, singleton); failing that, on (file, name,
-singleton) when exactly one definition in ri's own file has that name. A class or
+singleton) when exactly one definition in ri's own file has that name; a module function
+(``module_function``) is matched as the module method and as the instance method it also is. A class or
 module with a comment is cited where RDoc read it (``ActionController::Live`` in
 metal/live.rb, not the test helper that reopens it): at its opening in that file,
 or at the file alone when nothing opens it there in Ruby (a class documented in
@@ -30,8 +31,9 @@ def index(symbols: list[dict]) -> Definitions:
             found.by_owner.setdefault((full, "", False), sym)
             found.namespaces.setdefault((full, sym["file"]), sym)
             continue
-        found.by_owner.setdefault((sym["owner"], sym["name"], bool(sym["singleton"])), sym)
-        found.by_file[(sym["file"], sym["name"], bool(sym["singleton"]))].append(sym)
+        for singleton in {bool(sym["singleton"])} | ({True} if sym.get("module_function") else set()):
+            found.by_owner.setdefault((sym["owner"], sym["name"], singleton), sym)  # a module function is both
+            found.by_file[(sym["file"], sym["name"], singleton)].append(sym)
     return found
 
 
@@ -80,11 +82,12 @@ def refile(entries: list[dict], defs: Definitions) -> list[dict]:
     and ``Sinatra::Helpers#etag`` is ``Sinatra::Helpers::Stream#etag``). Only where the source is
     unambiguous and the new name is no other entry's: a class or module the source never defines, with
     exactly one namespace of its last name in its file (and everything in it); a method its owner never
-    defines, defined exactly once in its file, in a namespace enclosing or enclosed by that owner."""
+    defines, defined exactly once in its file, in a namespace enclosing or enclosed by that owner. And a
+    module function RDoc filed as a public instance method under the module method's name (_module_function)."""
     known = {owner for owner, method, _ in defs.by_owner if not method}
     taken = {e["full_name"] for e in entries}
     names = _renamed_namespaces(entries, defs, known, taken)
-    return [_moved(_renamed(entry, names), defs, known, taken) for entry in entries]
+    return [_module_function(_moved(_renamed(entry, names), defs, known, taken), defs, taken) for entry in entries]
 
 
 def _renamed_namespaces(entries: list[dict], defs: Definitions, known: set[str], taken: set[str]) -> dict[str, str]:
@@ -113,6 +116,20 @@ def _renamed(entry: dict, names: dict[str, str]) -> dict:
     old = max(inside, key=len)
     new = names[old] + own[len(old):]
     return entry | {"full_name": new + entry["full_name"][len(own):]} | ({} if namespace else {"owner": new})
+
+
+def _module_function(entry: dict, defs: Definitions, taken: set[str]) -> dict:
+    """A module function as the module method it is called as (``Rack::Utils::escape_html``): RDoc files
+    a ``def`` after a bare ``module_function`` as a public instance method, which Ruby makes private."""
+    if entry["kind"] != "method" or entry.get("singleton") or entry.get("visibility") not in (None, "public"):
+        return entry
+    owner = entry.get("owner") or ""
+    where = defs.by_owner.get((owner, entry["name"], False))
+    full = f"{owner}::{entry['name']}"
+    as_filed = entry["full_name"] == f"{owner}#{entry['name']}"
+    if not where or not where.get("module_function") or full in taken or not as_filed:
+        return entry
+    return entry | {"singleton": True, "full_name": full}
 
 
 def _moved(entry: dict, defs: Definitions, known: set[str], taken: set[str]) -> dict:

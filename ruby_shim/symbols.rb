@@ -5,7 +5,8 @@
 # both produce the same records:
 #   {kind, owner, name, singleton, file, line, end_line, signature}, and for a method
 #   defined on a constant (`def Field.build`, or inside `class << Field`) the namespaces open where
-#   it is written, `scope`
+#   it is written, `scope`; for a module function (a `def` after a bare `module_function`, or one it
+#   names: `module_function :escape`, `module_function def escape`), `module_function: true`
 require "ripper"
 
 module GemdocShim
@@ -13,6 +14,8 @@ module GemdocShim
     ATTR_CALLS = %w[attr_reader attr_writer attr_accessor attr].freeze
     # Calls whose every static name argument is a method they define; `alias_method` defines its first.
     DEFINERS = [*ATTR_CALLS, "define_method", "alias_method"].freeze
+    # Called bare, each ends the module_function mode of the namespace body it is written in.
+    VISIBILITIES = %w[public private protected].freeze
 
     module_function
 
@@ -50,15 +53,56 @@ module GemdocShim
         @lines = lines
         @records = []
         @namespace = []
+        @instance_methods = Hash.new { |h, k| h[k] = [] }  # [owner, name] => its instance method records
+        @marked = Hash.new(0)  # [owner, name] => how many of those a `module_function :name` has marked
+        @signatures = {}  # by line: `attr_reader` with thousands of names on one line reads it once
+        @blocks = 0
       end
 
       def in_namespace(name)
         @namespace.push(qualified(name))
         outer, @singleton_of = @singleton_of, nil
+        mode, @module_function = @module_function, false
+        blocks, @blocks = @blocks, 0  # a namespace opened in a block has a body of its own
         yield
       ensure
         @singleton_of = outer
+        @blocks = blocks
+        @module_function = mode
         @namespace.pop
+      end
+
+      # A block's body is read as a scope of its own, as the blocks gems call these in run (`Module.new do … end`,
+      # `Struct.new(:x) { private }`, `class_methods do`; a lambda runs when called, if ever): what it calls bare
+      # changes no mode of the body around it, nor makes a module function. (`[1].each { private }` would.)
+      def in_block
+        @blocks += 1
+        mode, @module_function = @module_function, false
+        yield
+      ensure
+        @module_function = mode
+        @blocks -= 1
+      end
+
+      # A bare `module_function`, `public`, `private` or `protected` in a namespace body (not in a `class << self`
+      # in it): Ruby makes each `def` after a bare `module_function` a module function, until a bare visibility call.
+      def bare_call(name)
+        return unless @blocks.zero? && (name == "module_function" || VISIBILITIES.include?(name))
+
+        @module_function = name == "module_function"
+      end
+
+      # `module_function :escape` names instance methods defined before it; `module_function def escape`
+      # the one its argument defines (`defined`). A name marks the methods defined since it was last named.
+      def module_functions(names, defined)
+        return unless @blocks.zero?
+
+        names.uniq.each do |name|
+          found = @instance_methods[[owner, name]]
+          found.drop(@marked[[owner, name]]).each { |rec| rec["module_function"] = true }
+          @marked[[owner, name]] = found.size
+        end
+        defined.each { |rec| rec["module_function"] = true if rec["owner"] == owner && !rec["singleton"] }
       end
 
       # `class << Field`: the methods defined in it are Field's, resolved as a `def Field.build` is.
@@ -98,6 +142,13 @@ module GemdocShim
         receiver ||= @singleton_of
         add("method", receiver&.delete_prefix("::") || owner, name, singleton || !receiver.nil?, line, end_line)
         @records.last["scope"] = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
+        @instance_methods[[owner, name]] << @records.last unless @records.last["singleton"]
+      end
+
+      # A `def`: a module function when written after a bare `module_function` in its namespace's body.
+      def definition(name, singleton, line, end_line, receiver = nil)
+        method(name, singleton, line, end_line, receiver)
+        @records.last["module_function"] = true if @module_function && !@records.last["singleton"]
       end
 
       private
@@ -112,6 +163,10 @@ module GemdocShim
       # The definition's own text from its first line, joined with the next
       # lines while parentheses are open (multi-line parameter lists).
       def signature(line)
+        @signatures[line] ||= read_signature(line)
+      end
+
+      def read_signature(line)
         text = +""
         depth = 0
         @lines[(line - 1)..(line + 4)].to_a.each do |l|
@@ -137,7 +192,7 @@ module GemdocShim
       end
 
       def on_defs(target, _period, name, params, body)
-        [:gd_def, token(name), name_line(name), lineno, receiver(target), body]
+        [:gd_def, token(name), name_line(name), lineno, target_name(target) || false, body]
       end
 
       def on_class(cpath, _superclass, body)
@@ -149,7 +204,7 @@ module GemdocShim
       end
 
       def on_sclass(target, body)
-        [:gd_sclass, sclass_target(target), body]
+        [:gd_sclass, target_name(target), body]
       end
 
       # `alias new old` defines `new` on the line it is written.
@@ -162,13 +217,15 @@ module GemdocShim
       end
 
       def on_command(ident, args)
-        definer(token(ident), ident, args) || super
+        definer(token(ident), ident, args) || module_function(token(ident), args) || super
       end
 
       def on_method_add_arg(call, args)
         return super unless call.is_a?(Array) && call[0] == :fcall
+        empty = args.is_a?(Array) && args[0] == :arg_paren && args[1].nil?
+        return [:gd_bare, token(call[1]), call[1]] if empty  # `private()`: bare
 
-        definer(token(call[1]), call[1], args) || super
+        definer(token(call[1]), call[1], args) || module_function(token(call[1]), args) || super
       end
 
       # Where the closing parenthesis is: the call's last line.
@@ -192,10 +249,25 @@ module GemdocShim
           col.in_namespace(node[2]) { visit(node[5], col, false) }
         when :gd_def
           _, name, line, end_line, recv, = node
-          col.method(name, singleton || !recv.nil?, line, end_line, recv == "self" ? nil : recv)
+          return if recv == false  # `def obj.name`: an object the source does not name
+
+          col.definition(name, singleton || !recv.nil?, line, end_line, recv == "self" ? nil : recv)
+        when :vcall
+          col.bare_call(node[1][1]) if !singleton && node[1].is_a?(Array) && node[1][0] == :@ident
+        when :gd_bare
+          col.bare_call(node[1]) unless singleton
+        when :brace_block, :do_block, :lambda
+          col.in_block { node.each { |child| visit(child, col, singleton) } }
+        when :gd_module_function
+          defined = node[2].filter_map do |arg|
+            count = col.records.size
+            visit(arg, col, singleton)
+            col.records.last if arg.is_a?(Array) && arg[0] == :gd_def && col.records.size > count
+          end
+          col.module_functions(node[1], defined)
         when :gd_sclass
           return visit(node[2], col, true) if node[1] == "self"
-          return visit(node[2], col, singleton) unless node[1]  # `class << obj`: an object the source does not name
+          return unless node[1]  # `class << obj`: an object the source does not name
 
           col.in_singleton_of(node[1]) { visit(node[2], col, true) }
         when :gd_call
@@ -232,19 +304,14 @@ module GemdocShim
         end
       end
 
-      # What `class << target` opens: "self", a constant's name, or nil for any other object.
-      def sclass_target(target)
+      # What `class << target` opens, or `def target.name` defines on: "self", a constant's name, or nil for
+      # any other object (a local variable, `(expr)`), which the source does not name.
+      def target_name(target)
         return nil unless target.is_a?(Array)
         return "self" if target[0] == :var_ref && target[1].is_a?(Array) && target[1][0..1] == [:@kw, "self"]
         return const_name(target) if target[0] == :var_ref && target[1].is_a?(Array) && target[1][0] == :@const
 
         const_name(target) if %i[const_path_ref top_const_ref].include?(target[0])
-      end
-
-      def receiver(target)
-        return "self" if target.is_a?(Array) && target.flatten.include?("self")
-
-        const_name(target) if target.is_a?(Array)
       end
 
       # `attr_reader :a, "b"` and `define_method(:c)`: a call that defines methods, ending on
@@ -253,17 +320,25 @@ module GemdocShim
         return unless DEFINERS.include?(name)
 
         last = args[0] == :arg_paren ? args[2] : name_line(args, from_end: true) if args.is_a?(Array)
-        names = static_names(args)
-        [:gd_call, name, name_line(ident), last || name_line(ident), name == "alias_method" ? names.first(1) : names]
+        names = static_names(name == "alias_method" ? arguments(args).first(1) : args)  # a dynamic new name: none
+        [:gd_call, name, name_line(ident), last || name_line(ident), names]
+      end
+
+      # `module_function :a, "b"` or `module_function def a`: the names, and the arguments to walk.
+      def module_function(name, args)
+        [:gd_module_function, static_names(args), arguments(args)] if name == "module_function"
       end
 
       # The names given as plain symbols or strings; an interpolated name is not known until run time.
       def static_names(args)
+        arguments(args).filter_map { |arg| static_name(arg) }
+      end
+
+      # A call's argument nodes, each whole (`:a`, a `def`).
+      def arguments(args)
         args = args[1] if args.is_a?(Array) && args[0] == :arg_paren
         list = args.is_a?(Array) && args[0] == :args_add_block ? args[1] : args
-        return [] unless list.is_a?(Array)
-
-        list.filter_map { |arg| static_name(arg) }
+        list.is_a?(Array) ? list : []
       end
 
       def static_name(arg)
@@ -284,6 +359,7 @@ module GemdocShim
       # method body is made at run time, on an owner the source does not name.
       OWN_WALK = %i[class_node module_node singleton_class_node def_node].freeze
       CONSTANTS = %i[constant_read_node constant_path_node].freeze
+      BLOCKS = %i[block_node lambda_node].freeze
 
       def initialize(collector)
         @col = collector
@@ -292,6 +368,10 @@ module GemdocShim
 
       def visit(node)
         return unless node
+        named = node.type == :call_node && node.receiver.nil? ? node.name.to_s : nil
+        return module_function(node) if named == "module_function" && node.arguments
+        return call(node) if DEFINERS.include?(named)  # a block given is a method body: run later, on an owner unnamed
+        return @col.in_block { node.compact_child_nodes.each { |child| visit(child) } } if BLOCKS.include?(node.type)
 
         case node.type
         when :class_node, :module_node then namespace(node)
@@ -317,8 +397,21 @@ module GemdocShim
 
       def definition(node)
         recv = node.receiver
-        @col.method(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line,
-                    recv && recv.type != :self_node ? recv.slice : nil)
+        return unless recv.nil? || recv.type == :self_node || CONSTANTS.include?(recv.type)  # `def obj.name`
+
+        @col.definition(node.name.to_s, @singleton || !recv.nil?, node.location.start_line, node.location.end_line,
+                        recv && recv.type != :self_node ? recv.slice : nil)
+      end
+
+      # `module_function :a, "b"` or `module_function def a`, as the Ripper walk reads it.
+      def module_function(node)
+        defined = node.arguments.arguments.filter_map do |arg|
+          count = @col.records.size
+          visit(arg)
+          @col.records.last if arg.type == :def_node && @col.records.size > count
+        end
+        names = node.arguments.arguments.filter_map { |arg| arg.unescaped if arg.respond_to?(:unescaped) }
+        @col.module_functions(names, defined)
       end
 
       # `class << self`, `class << Field` (Field's), or any other object, which the source does not name.
@@ -326,12 +419,20 @@ module GemdocShim
         outer = @singleton
         constant = CONSTANTS.include?(node.expression.type)
         @singleton ||= constant || node.expression.type == :self_node
-        constant ? @col.in_singleton_of(node.expression.slice) { visit(node.body) } : visit(node.body)
+        if constant
+          @col.in_singleton_of(node.expression.slice) { visit(node.body) }
+        elsif node.expression.type == :self_node
+          visit(node.body)
+        end
         @singleton = outer
       end
 
       def call(node)
         name = node.name.to_s
+        if node.receiver.nil? && node.arguments.nil? && node.block.nil?  # `private`, `module_function()`
+          @col.bare_call(name) unless @singleton
+          return
+        end
         return unless node.receiver.nil? && DEFINERS.include?(name)
 
         args = node.arguments&.arguments || []

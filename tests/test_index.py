@@ -458,6 +458,58 @@ def test_path_source_is_indexed_from_its_directory(tmp_path, monkeypatch):
     assert profile.startswith("gemdoc fixture\nA gem that exists so gemdoc's tests") and "A fixture gem" not in profile
 
 
+MODULE_FUNCTIONS = """# Helpers.
+module HelpersMf
+  # Kept for callers that include the module.
+  def mixed_in; end
+
+  module_function
+
+  # Escapes HTML.
+  def escape(text)
+    text
+  end
+
+  # Scales a number.
+  def scale(n) = n * 2
+end
+
+# Named ones.
+module NamedMf
+  # Rounds a number.
+  def round_off(n)
+    n
+  end
+  module_function :round_off
+end
+"""
+
+
+def test_a_module_function_is_cited_as_the_module_method_it_is(tmp_path):
+    """RDoc files a ``def`` after a bare ``module_function`` as a public instance method (``Rack::Utils#escape_html``)
+    and one ``module_function :name`` names as a module method without a line: both read as the module methods
+    Ruby makes them, at their definitions, and a name of either kind finds them."""
+    source = tmp_path / "src" / "helpers_mf"
+    (source / "lib").mkdir(parents=True)
+    (source / "lib" / "helpers_mf.rb").write_text(MODULE_FUNCTIONS)
+    (source / "helpers_mf.gemspec").write_text(
+        'Gem::Specification.new { |s| s.name = "helpers_mf"; s.version = "0.1.0"; s.summary = "Helpers"; '
+        's.authors = ["x"]; s.files = ["lib/helpers_mf.rb"] }\n')
+    project_dir = tmp_path / "app"
+    project_dir.mkdir()
+    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "helpers_mf", path: "../src/helpers_mf"\n')
+    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path),
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert outcomes(indexer.index_project(project_dir))["helpers_mf"].outcome == "indexed"
+    found = {c["title"]: c["line"] for c in chunks_of("helpers_mf") if c["source_type"] == "ri"}
+    assert found == {"HelpersMf": 2, "HelpersMf#mixed_in": 4, "HelpersMf::escape": 9, "HelpersMf::scale": 14,
+                     "NamedMf": 18, "NamedMf::round_off": 20}, found
+    for name in ("HelpersMf#escape", "HelpersMf.escape", "HelpersMf::escape"):
+        reply = json.loads(gemdoc("search", "-C", str(project_dir), "--json", name).stdout)
+        assert reply["results"][0]["title"] == "HelpersMf::escape" and not reply["notes"], (name, reply)
+
+
 def test_an_edited_gemspec_summary_is_read_again_in_a_trusted_project(tmp_path):
     """In a trusted project a path: gem's gemspec is evaluated, and what it says the gem is for is
     part of what was read: an edited summary makes `index` read the gem again, and its profile follows."""

@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,8 @@ CALLS = '''class Calls
   end
   attr_reader :one,
               :two
+  define_method(:nests) { def made_when_called; end }
+  alias_method dynamic_name, :target
 end
 '''
 
@@ -102,6 +105,7 @@ def test_calls_that_define_methods_end_on_their_last_line_and_only_static_names_
         "outer": (14, 17),
         "one": (18, 19),
         "two": (18, 19),
+        "nests": (20, 20),
     }
 
 
@@ -153,6 +157,94 @@ module Mail::Compact
   def Field.compact; end
 end
 '''
+
+
+ON_OBJECTS = '''class Widget
+  def spin; end
+  helper = Object.new
+  def helper.spin; end
+  def (Widget).paren; end
+  def (registry.fetch).dynamic; end
+  class << helper
+    def spin; end
+    def hidden; end
+  end
+  def self.build; end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_a_method_defined_on_an_object_the_source_does_not_name_is_no_definition(backend):
+    """``def helper.spin`` and ``class << helper`` define methods on one object, ``def (expr).name`` on whatever
+    the expression gives: none is the class's instance method, nor a method of a namespace the source names."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = [(r["owner"], r["name"], r["singleton"], r["line"])
+             for r in records(ON_OBJECTS, flags) if r["kind"] == "method"]  # fmt: skip
+    assert found == [("Widget", "spin", False, 2), ("Widget", "build", True, 11)]
+
+
+MODULE_FUNCTIONS = '''module Helpers
+  def before; end
+  module_function
+  def escape; end
+  class << self
+    private
+    def own; end
+  end
+  module Inner
+    def unmarked; end
+  end
+  def unescape; end
+  private
+  def hidden; end
+  module_function def inline; end
+  module_function(:before)
+  def self.plain; end
+end
+module Other
+  def escape; end
+  Made = Module.new do
+    module_function
+    def in_block; end
+  end
+  def after_block; end
+end
+module Blocks
+  module_function()
+  Pair = Struct.new(:x) do
+    private
+  end
+  later = -> { public }
+  def still; end
+end
+Loader.on_load do
+  module Opened
+    module_function
+    def in_namespace_in_block; end
+  end
+end
+'''
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_a_def_after_a_bare_module_function_or_named_by_one_is_a_module_function(backend):
+    """Ruby makes each ``def`` after a bare ``module_function`` a module function until a bare visibility
+    call, and so those it names; a nested namespace, a singleton class and another module are not in that
+    mode, nor a block's body (read as a scope of its own, as the blocks real gems call them in are: ``Struct.new``,
+    ``Module.new``, ``class_methods``), before or after it, though a namespace opened in a block has its own;
+    ``module_function()`` is bare. RDoc files the first kind as public instance methods: the mark lets the reader say
+    what they are."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {(r["owner"], r["name"], r["singleton"]): r.get("module_function", False)
+             for r in records(MODULE_FUNCTIONS, flags) if r["kind"] == "method"}  # fmt: skip
+    assert found == {
+        ("Helpers", "before", False): True, ("Helpers", "escape", False): True, ("Helpers", "own", True): False,
+        ("Helpers::Inner", "unmarked", False): False, ("Helpers", "unescape", False): True,
+        ("Helpers", "hidden", False): False, ("Helpers", "inline", False): True, ("Helpers", "plain", True): False,
+        ("Other", "escape", False): False, ("Other", "in_block", False): False, ("Other", "after_block", False): False,
+        ("Blocks", "still", False): True, ("Opened", "in_namespace_in_block", False): True,
+    }
 
 
 @pytest.mark.parametrize("backend", ["default", "prism"])
@@ -237,6 +329,43 @@ def _entry(full, kind="method", file="lib/x.rb"):
     if kind in ("class", "module"):
         return {"kind": kind, "full_name": full, "owner": None, "name": full.rpartition("::")[2], "file": file}
     return {"kind": kind, "full_name": full, "owner": owner, "name": name, "singleton": sep == "::", "file": file}
+
+
+HOSTILE = {
+    "thousands of names in one attr_reader line": "  attr_reader " + ", ".join(f":a{i}" for i in range(20_000)) + "\n",
+    "module_function naming methods again and again": "  attr_reader " + ",\n    ".join(f":b{i}" for i in range(10_000))
+    + "\n" + "".join(f"  module_function :b{i}\n" for i in range(5_000)),
+    "module_function naming one name defined again and again":
+        "  def a; end\n" * 12_000 + "  module_function :a\n" * 12_000,
+    "module_function calls nested deep": "  module_function(" * 1_200 + "begin\n" + "  def a; end\n" * 30_000 + "end"
+    + ")" * 1_200 + "\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE))
+def test_hostile_shapes_parse_in_linear_time(shape):
+    """A gem's files are untrusted: shapes cold reviews found quadratic (a signature read per name on one long line;
+    each ``module_function :name`` marking every record of that name, or every record since, again)."""
+    start = time.monotonic()
+    assert len(records("module Flood\n" + HOSTILE[shape] + "end\n")) > 10_000
+    assert time.monotonic() - start < 5
+
+
+def test_a_module_function_is_located_and_named_as_the_module_method_and_nothing_else_is():
+    """A module function's definition locates RDoc's module-method entry (``module_function :mul``) and renames its
+    public instance entry (a bare ``module_function``) unless that name is taken; a class method locates no
+    instance method of its name (``def self.call`` before ``def call``)."""
+    mf = _def("Mf", "add") | {"module_function": True, "line": 5}
+    defs = symbols.index([_ns("Mf"), mf, _def("Mf", "mul") | {"module_function": True, "line": 9},
+                          _def("Mf", "hidden") | {"module_function": True},
+                          _def("Mf", "taken") | {"module_function": True}, _def("Svc", "call", singleton=True),
+                          _def("Svc", "call") | {"line": 7}])  # fmt: skip
+    entries = [_entry("Mf#add"), _entry("Mf::mul"), _entry("Mf#taken"), _entry("Mf::taken"), _entry("Svc#call"),
+               _entry("Mf#hidden") | {"visibility": "private"}]  # fmt: skip
+    refiled = symbols.refile(entries, defs)
+    assert [e["full_name"] for e in refiled] == ["Mf::add", "Mf::mul", "Mf#taken", "Mf::taken", "Svc#call", "Mf#hidden"]
+    assert [(symbols.locate(e, defs) or {}).get("line") for e in refiled[:2]] == [5, 9]
+    assert symbols.locate(refiled[4], defs)["line"] == 7
 
 
 def test_entries_rdoc_filed_outside_their_nesting_are_refiled_where_the_source_defines_them():

@@ -418,6 +418,17 @@ def _bundle_env(tmp_path) -> dict:
     return env | {"HOME": str(tmp_path / "home")}
 
 
+def _locked_path_project(tmp_path, name: str, gem: str) -> Path:
+    """A project ``name`` whose Gemfile takes ``gem`` from ``tmp_path/src/gem`` (``path:``), locked offline."""
+    project_dir = tmp_path / name
+    project_dir.mkdir()
+    (project_dir / "Gemfile").write_text(f'source "https://rubygems.org"\ngem "{gem}", path: "../src/{gem}"\n')
+    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path),
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return project_dir
+
+
 def _install_vendored(project_dir: Path, tmp_path, gem_home: Path) -> Path:
     """`bundle config set --local path vendor/bundle` and `bundle install --local` of the fixture gem."""
     (project_dir / "vendor" / "cache").mkdir(parents=True)
@@ -445,11 +456,7 @@ def test_bundler_install_path_is_searched(tmp_path, gem_home, monkeypatch):
 def test_path_source_is_indexed_from_its_directory(tmp_path, monkeypatch):
     source = tmp_path / "src" / "gemdoc_fixture"
     shutil.copytree(FIXTURES / "gemdoc_fixture", source)
-    project_dir = tmp_path / "pathy"
-    project_dir.mkdir()
-    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "gemdoc_fixture", path: "../src/gemdoc_fixture"\n')
-    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path), capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    project_dir = _locked_path_project(tmp_path, "pathy", "gemdoc_fixture")
     report = indexer.index_project(project_dir)
     assert outcomes(report)["gemdoc_fixture"].outcome == "indexed"
     conn = sqlite3.connect(paths.store_path())
@@ -495,12 +502,7 @@ def test_a_module_function_is_cited_as_the_module_method_it_is(tmp_path):
     (source / "helpers_mf.gemspec").write_text(
         'Gem::Specification.new { |s| s.name = "helpers_mf"; s.version = "0.1.0"; s.summary = "Helpers"; '
         's.authors = ["x"]; s.files = ["lib/helpers_mf.rb"] }\n')
-    project_dir = tmp_path / "app"
-    project_dir.mkdir()
-    (project_dir / "Gemfile").write_text('source "https://rubygems.org"\ngem "helpers_mf", path: "../src/helpers_mf"\n')
-    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path),
-                          capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    project_dir = _locked_path_project(tmp_path, "app", "helpers_mf")
     assert outcomes(indexer.index_project(project_dir))["helpers_mf"].outcome == "indexed"
     found = {c["title"]: c["line"] for c in chunks_of("helpers_mf") if c["source_type"] == "ri"}
     assert found == {"HelpersMf": 2, "HelpersMf#mixed_in": 4, "HelpersMf::escape": 9, "HelpersMf::scale": 14,
@@ -517,12 +519,7 @@ def test_an_edited_gemspec_summary_is_read_again_in_a_trusted_project(tmp_path):
 
     source = tmp_path / "src" / "gemdoc_fixture"
     shutil.copytree(FIXTURES / "gemdoc_fixture", source)
-    project_dir = tmp_path / "trusted"
-    project_dir.mkdir()
-    (project_dir / "Gemfile").write_text('gem "gemdoc_fixture", path: "../src/gemdoc_fixture"\n')
-    done = subprocess.run(["bundle", "lock", "--local"], cwd=project_dir, env=_bundle_env(tmp_path),
-                          capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    project_dir = _locked_path_project(tmp_path, "trusted", "gemdoc_fixture")
     trust.grant(project_dir.resolve(), trust.EXPLICIT)
     assert outcomes(indexer.index_project(project_dir))["gemdoc_fixture"].outcome == "indexed"
     spec = source / "gemdoc_fixture.gemspec"

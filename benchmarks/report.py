@@ -357,6 +357,19 @@ def _delta(r: dict, rule: str, arm: str) -> str:
     return f"{r['rules'][rule]['arms'][arm]['delta']['dev']['hit@1']:+.3f}"
 
 
+def _turned_on_test(r: dict) -> str:
+    """The rules shipped on whose test hit@1 has since turned below zero on an arm, said in a sentence."""
+    turned = [f"`{rule}` on the {arm} arm ({v['delta']['dev']['hit@1']:+.3f} / {v['delta']['test']['hit@1']:+.3f} "
+              f"hit@1, {v['delta']['dev']['mrr']:+.3f} / {v['delta']['test']['mrr']:+.3f} MRR)"
+              for rule, data in r["rules"].items() if data["shipped"] and rule != "clear_first_only"
+              for arm, v in data["arms"].items() if v["delta"]["test"]["hit@1"] < 0]  # fmt: skip
+    if not turned:
+        return ""
+    return (" Shipped on, and now below zero on a test hit@1 cell: " + "; ".join(turned) + ". Such a rule "
+            "helped dev and test when it was added; it stays on, said here, until a rule measured on dev and test "
+            "replaces it.")
+
+
 def _rank_rules(r: dict) -> list[str]:
     lines = [
         "### Ranking rules (`benchmarks/rank_rules.py`)",
@@ -377,7 +390,7 @@ def _rank_rules(r: dict) -> list[str]:
         "costs, its dev verdict has turned since, and it stays on only until a rule replaces it, said here; "
         "`version_owners` ties a version to the gem named before it, from an agent trial (\"Faraday 1.1.0\" "
         "ranked minitest's and rbs' 1.1.0 notes first): no ruler question names a gem before a version another "
-        "gem's titles hold, so it moves nothing here.",
+        "gem's titles hold, so it moves nothing here." + _turned_on_test(r),
         "",
         "| rule | arm | Δ hit@1 | Δ MRR | shipped |",
         "|---|---|---:|---:|---|",

@@ -31,8 +31,9 @@ def index(symbols: list[dict]) -> Definitions:
             found.by_owner.setdefault((full, "", False), sym)
             found.namespaces.setdefault((full, sym["file"]), sym)
             continue
-        for singleton in {bool(sym["singleton"])} | ({True} if sym.get("module_function") else set()):
-            found.by_owner.setdefault((sym["owner"], sym["name"], singleton), sym)  # a module function is both
+        kinds = (False, True) if sym.get("module_function") else (bool(sym["singleton"]),)  # a module function is both
+        for singleton in kinds:
+            found.by_owner.setdefault((sym["owner"], sym["name"], singleton), sym)
             found.by_file[(sym["file"], sym["name"], singleton)].append(sym)
     return found
 

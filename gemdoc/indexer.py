@@ -28,7 +28,7 @@ from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.store import GemRecord, Writer
 
-EXTRACTOR_VERSION = "28"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
+EXTRACTOR_VERSION = "29"  # bump when extraction changes (chunking, symbols), so stored gems are re-read
 LOCK_TIMEOUT = 600.0
 
 

@@ -88,7 +88,8 @@ def refile(entries: list[dict], defs: Definitions) -> list[dict]:
     known = {owner for owner, method, _ in defs.by_owner if not method}
     taken = {e["full_name"] for e in entries}
     names = _renamed_namespaces(entries, defs, known, taken)
-    return [_module_function(_moved(_renamed(entry, names), defs, known, taken), defs, taken) for entry in entries]
+    refiled = (_module_function(_moved(_renamed(entry, names), defs, known, taken), defs, taken) for entry in entries)
+    return [entry for entry in refiled if entry is not None]
 
 
 def _renamed_namespaces(entries: list[dict], defs: Definitions, known: set[str], taken: set[str]) -> dict[str, str]:
@@ -119,16 +120,23 @@ def _renamed(entry: dict, names: dict[str, str]) -> dict:
     return entry | {"full_name": new + entry["full_name"][len(own):]} | ({} if namespace else {"owner": new})
 
 
-def _module_function(entry: dict, defs: Definitions, taken: set[str]) -> dict:
+def _module_function(entry: dict, defs: Definitions, taken: set[str]) -> dict | None:
     """A module function as the module method it is called as (``Rack::Utils::escape_html``): RDoc files
-    a ``def`` after a bare ``module_function`` as a public instance method, which Ruby makes private."""
+    a ``def`` after a bare ``module_function`` as a public instance method, which Ruby makes private.
+    None for a method the source makes private where RDoc 6.4 does not read it (``private: true``): the
+    module method of a module function ``private_class_method`` names, an alias of a module function
+    (Ruby's alias copies the private instance method: RSS's ``alias h html_escape``). RDoc keeps a
+    private method out of its store, as it would have kept these had it read them."""
     if entry["kind"] != "method" or entry.get("singleton") or entry.get("visibility") not in (None, "public"):
         return entry
     owner = entry.get("owner") or ""
     where = defs.by_owner.get((owner, entry["name"], False))
+    if not where or entry["full_name"] != f"{owner}#{entry['name']}":
+        return entry
+    if where.get("private"):
+        return None
     full = f"{owner}::{entry['name']}"
-    as_filed = entry["full_name"] == f"{owner}#{entry['name']}"
-    if not where or not where.get("module_function") or full in taken or not as_filed:
+    if not where.get("module_function") or full in taken:
         return entry
     return entry | {"singleton": True, "full_name": full}
 

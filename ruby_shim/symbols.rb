@@ -6,7 +6,10 @@
 #   {kind, owner, name, singleton, file, line, end_line, signature}, and for a method
 #   defined on a constant (`def Field.build`, or inside `class << Field`) the namespaces open where
 #   it is written, `scope`; for a module function (a `def` after a bare `module_function`, or one it
-#   names: `module_function :escape`, `module_function def escape`), `module_function: true`
+#   names: `module_function :escape`, `module_function def escape`), `module_function: true`; and
+#   `private: true` where the source makes the method private as gemdoc shows it: a module function
+#   a later `private_class_method :name` names (its module method), or an alias of a module function
+#   (`alias h html_escape`: Ruby's alias copies the private instance method)
 require "ripper"
 
 module GemdocShim
@@ -55,6 +58,7 @@ module GemdocShim
         @namespace = []
         @instance_methods = Hash.new { |h, k| h[k] = [] }  # [owner, name] => its instance method records
         @marked = Hash.new(0)  # [owner, name] => how many of those a `module_function :name` has marked
+        @privatized = Hash.new(0)  # ...and a `private_class_method :name` has looked at
         @signatures = {}  # by line: `attr_reader` with thousands of names on one line reads it once
         @blocks = 0
       end
@@ -99,10 +103,22 @@ module GemdocShim
 
         names.uniq.each do |name|
           found = @instance_methods[[owner, name]]
-          found.drop(@marked[[owner, name]]).each { |rec| rec["module_function"] = true }
+          found.drop(@marked[[owner, name]]).each { |rec| module_function!(rec) }
           @marked[[owner, name]] = found.size
         end
-        defined.each { |rec| rec["module_function"] = true if rec["owner"] == owner && !rec["singleton"] }
+        defined.each { |rec| module_function!(rec) if rec["owner"] == owner && !rec["singleton"] }
+      end
+
+      # `private_class_method :helper` after `module_function`: the module method `helper` is private too.
+      # (It names a `def self.helper` as well, which RDoc itself reads.)
+      def private_class_methods(names)
+        return unless @blocks.zero?
+
+        names.uniq.each do |name|
+          found = @instance_methods[[owner, name]]
+          found.drop(@privatized[[owner, name]]).each { |rec| rec["private"] = true if rec["module_function"] }
+          @privatized[[owner, name]] = found.size
+        end
       end
 
       # `class << Field`: the methods defined in it are Field's, resolved as a `def Field.build` is.
@@ -138,11 +154,17 @@ module GemdocShim
       # A method defined on a constant (`def Field.build`, `receiver`; or inside `class << Field`) is
       # owned by that constant as written; the namespaces open where it is written (`scope`, see
       # nesting) let the reader resolve it as Ruby does (`Mail::Field`).
-      def method(name, singleton, line, end_line, receiver = nil)
+      # An alias (`copy_of`: the method it copies) of a module function is its private instance copy.
+      def method(name, singleton, line, end_line, receiver = nil, copy_of: nil)
         receiver ||= @singleton_of
         add("method", receiver&.delete_prefix("::") || owner, name, singleton || !receiver.nil?, line, end_line)
-        @records.last["scope"] = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
-        @instance_methods[[owner, name]] << @records.last unless @records.last["singleton"]
+        record = @records.last
+        record["scope"] = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
+        return if record["singleton"]
+
+        copied = @instance_methods[[owner, copy_of]].last if copy_of
+        record["private"] = true if copied && (copied["module_function"] || copied["private"])
+        @instance_methods[[owner, name]] << record
       end
 
       # A `def`: a module function when written after a bare `module_function` in its namespace's body.
@@ -152,6 +174,12 @@ module GemdocShim
       end
 
       private
+
+      # A module function's module method is public (`module_function :h` of a private alias `h`).
+      def module_function!(record)
+        record["module_function"] = true
+        record.delete("private")
+      end
 
       def add(kind, owner_name, name, singleton, line, end_line)
         @records << {
@@ -207,17 +235,18 @@ module GemdocShim
         [:gd_sclass, target_name(target), body]
       end
 
-      # `alias new old` defines `new` on the line it is written.
+      # `alias new old` defines `new` on the line it is written, a copy of `old`.
       def on_alias(new_name, old_name)
         line = name_line(new_name)
-        name = static_name(new_name) || (token(new_name[1]) if new_name.is_a?(Array) && new_name[0] == :symbol_literal)
+        name = alias_name(new_name)
         return super unless line && name.is_a?(String)
 
-        [:gd_call, "alias", line, line, [name]]
+        [:gd_call, "alias", line, line, [name], alias_name(old_name)]
       end
 
       def on_command(ident, args)
-        definer(token(ident), ident, args) || module_function(token(ident), args) || super
+        name = token(ident)
+        definer(name, ident, args) || module_function(name, args) || private_class(name, args) || super
       end
 
       def on_method_add_arg(call, args)
@@ -225,7 +254,8 @@ module GemdocShim
         empty = args.is_a?(Array) && args[0] == :arg_paren && args[1].nil?
         return [:gd_bare, token(call[1]), call[1]] if empty  # `private()`: bare
 
-        definer(token(call[1]), call[1], args) || module_function(token(call[1]), args) || super
+        definer(token(call[1]), call[1], args) || module_function(token(call[1]), args) ||
+          private_class(token(call[1]), args) || super
       end
 
       # Where the closing parenthesis is: the call's last line.
@@ -237,7 +267,7 @@ module GemdocShim
       def on_method_add_block(call, block)
         return super unless call.is_a?(Array) && call[0] == :gd_call
 
-        [*call[0..2], lineno, call[4]]
+        [*call[0..2], lineno, *call[4..]]
       end
 
       def self.visit(node, col, singleton)
@@ -265,13 +295,16 @@ module GemdocShim
             col.records.last if arg.is_a?(Array) && arg[0] == :gd_def && col.records.size > count
           end
           col.module_functions(node[1], defined)
+        when :gd_private_class_method
+          node[2].each { |arg| visit(arg, col, singleton) }
+          col.private_class_methods(node[1])
         when :gd_sclass
           return visit(node[2], col, true) if node[1] == "self"
           return unless node[1]  # `class << obj`: an object the source does not name
 
           col.in_singleton_of(node[1]) { visit(node[2], col, true) }
         when :gd_call
-          node[4].each { |n| col.method(n, singleton, node[2], node[3]) }
+          node[4].each { |n| col.method(n, singleton, node[2], node[3], copy_of: node[5]) }
         else
           node.each { |child| visit(child, col, singleton) }
         end
@@ -321,12 +354,23 @@ module GemdocShim
 
         last = args[0] == :arg_paren ? args[2] : name_line(args, from_end: true) if args.is_a?(Array)
         names = static_names(name == "alias_method" ? arguments(args).first(1) : args)  # a dynamic new name: none
-        [:gd_call, name, name_line(ident), last || name_line(ident), names]
+        copied = static_name(arguments(args)[1]) if name == "alias_method"
+        [:gd_call, name, name_line(ident), last || name_line(ident), names, copied]
       end
 
       # `module_function :a, "b"` or `module_function def a`: the names, and the arguments to walk.
       def module_function(name, args)
         [:gd_module_function, static_names(args), arguments(args)] if name == "module_function"
+      end
+
+      # `private_class_method :a, "b"`: the names, and the arguments to walk (`private_class_method def self.a`).
+      def private_class(name, args)
+        [:gd_private_class_method, static_names(args), arguments(args)] if name == "private_class_method"
+      end
+
+      # An `alias` operand: a bare name, or a symbol.
+      def alias_name(node)
+        static_name(node) || (token(node[1]) if node.is_a?(Array) && node[0] == :symbol_literal)
       end
 
       # The names given as plain symbols or strings; an interpolated name is not known until run time.
@@ -370,6 +414,7 @@ module GemdocShim
         return unless node
         named = node.type == :call_node && node.receiver.nil? ? node.name.to_s : nil
         return module_function(node) if named == "module_function" && node.arguments
+        return private_class_method(node) if named == "private_class_method" && node.arguments
         return call(node) if DEFINERS.include?(named)  # a block given is a method body: run later, on an owner unnamed
         return @col.in_block { node.compact_child_nodes.each { |child| visit(child) } } if BLOCKS.include?(node.type)
 
@@ -414,6 +459,13 @@ module GemdocShim
         @col.module_functions(names, defined)
       end
 
+      # `private_class_method :a, "b"`, as the Ripper walk reads it.
+      def private_class_method(node)
+        args = node.arguments.arguments
+        args.each { |arg| visit(arg) }
+        @col.private_class_methods(args.filter_map { |arg| arg.unescaped if arg.respond_to?(:unescaped) })
+      end
+
       # `class << self`, `class << Field` (Field's), or any other object, which the source does not name.
       def singleton_class(node)
         outer = @singleton
@@ -435,11 +487,12 @@ module GemdocShim
         end
         return unless node.receiver.nil? && DEFINERS.include?(name)
 
-        args = node.arguments&.arguments || []
-        args = args.first(1) if name == "alias_method"
+        all = node.arguments&.arguments || []
+        args = name == "alias_method" ? all.first(1) : all
+        copied = all[1].unescaped if name == "alias_method" && all[1].respond_to?(:unescaped)
         args.each do |arg|
           value = arg.respond_to?(:unescaped) ? arg.unescaped : nil
-          @col.method(value, @singleton, node.location.start_line, node.location.end_line) if value
+          @col.method(value, @singleton, node.location.start_line, node.location.end_line, copy_of: copied) if value
         end
       end
 
@@ -449,7 +502,8 @@ module GemdocShim
         return unless name.respond_to?(:unescaped)
 
         line = name.location.start_line
-        @col.method(name.unescaped, @singleton, line, line)
+        old = node.old_name
+        @col.method(name.unescaped, @singleton, line, line, copy_of: (old.unescaped if old.respond_to?(:unescaped)))
       end
     end
   end

@@ -479,6 +479,13 @@ module HelpersMf
 
   # Scales a number.
   def scale(n) = n * 2
+
+  # Short for escape: in Ruby, a private instance method as escape's instance copy is.
+  alias esc escape
+
+  # A step of scale, private to the module.
+  def double(n) = n + n
+  private_class_method :double
 end
 
 # Named ones.
@@ -495,7 +502,8 @@ end
 def test_a_module_function_is_cited_as_the_module_method_it_is(tmp_path):
     """RDoc files a ``def`` after a bare ``module_function`` as a public instance method (``Rack::Utils#escape_html``)
     and one ``module_function :name`` names as a module method without a line: both read as the module methods
-    Ruby makes them, at their definitions, and a name of either kind finds them."""
+    Ruby makes them, at their definitions, and a name of either kind finds them. An alias of one, and one
+    ``private_class_method`` names, are private in Ruby: RDoc 6.4 files both public, gemdoc shows neither."""
     source = tmp_path / "src" / "helpers_mf"
     (source / "lib").mkdir(parents=True)
     (source / "lib" / "helpers_mf.rb").write_text(MODULE_FUNCTIONS)
@@ -506,7 +514,11 @@ def test_a_module_function_is_cited_as_the_module_method_it_is(tmp_path):
     assert outcomes(indexer.index_project(project_dir))["helpers_mf"].outcome == "indexed"
     found = {c["title"]: c["line"] for c in chunks_of("helpers_mf") if c["source_type"] == "ri"}
     assert found == {"HelpersMf": 2, "HelpersMf#mixed_in": 4, "HelpersMf::escape": 9, "HelpersMf::scale": 14,
-                     "NamedMf": 18, "NamedMf::round_off": 20}, found
+                     "NamedMf": 25, "NamedMf::round_off": 27}, found
+    conn = store.connect(paths.store_path())
+    hidden = conn.execute("SELECT u.owner, u.name, u.line FROM undocumented u JOIN gems g ON g.id = u.entry "
+                          "WHERE g.name = 'helpers_mf' ORDER BY u.line")  # fmt: skip
+    assert [tuple(row) for row in hidden] == [("HelpersMf", "esc", 17), ("HelpersMf", "double", 20)]
     for name in ("HelpersMf#escape", "HelpersMf.escape", "HelpersMf::escape"):
         reply = json.loads(gemdoc("search", "-C", str(project_dir), "--json", name).stdout)
         assert reply["results"][0]["title"] == "HelpersMf::escape" and not reply["notes"], (name, reply)

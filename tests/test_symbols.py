@@ -247,6 +247,43 @@ def test_a_def_after_a_bare_module_function_or_named_by_one_is_a_module_function
     }
 
 
+PRIVATE_COPIES = """module Esc
+  def plain; end
+  alias pl plain
+  module_function
+  def esc; end
+  alias h esc
+  alias_method :h2, "esc"
+  alias_method name, :esc
+  alias h3 h
+  module_function :h3
+  def helper; end
+  private_class_method :helper
+  private_class_method def self.own; end
+  Helper = Module.new { private_class_method :esc }
+  class << self
+    alias sh own
+  end
+end
+"""
+
+
+@pytest.mark.parametrize("backend", ["default", "prism"])
+def test_an_alias_of_a_module_function_and_one_private_class_method_names_are_private(backend):
+    """Ruby's alias copies the method as it is, and a module function's instance copy is private (``alias h esc``:
+    private, though RDoc 6.4 files it public); ``private_class_method :helper`` makes a module function's module method
+    private too. Not an alias of a public method, nor one ``module_function`` names (a public module method), nor a
+    call in a block's body (read as a scope of its own); ``private_class_method def self.own`` RDoc reads itself."""
+    flags = tuple(prism_flags()) if backend == "prism" else ()
+    found = {(r["owner"], r["name"], r["singleton"]): r.get("private", False)
+             for r in records(PRIVATE_COPIES, flags) if r["kind"] == "method"}  # fmt: skip
+    assert found == {
+        ("Esc", "plain", False): False, ("Esc", "pl", False): False, ("Esc", "esc", False): False,
+        ("Esc", "h", False): True, ("Esc", "h2", False): True, ("Esc", "h3", False): False,
+        ("Esc", "helper", False): True, ("Esc", "own", True): False, ("Esc", "sh", True): False,
+    }
+
+
 @pytest.mark.parametrize("backend", ["default", "prism"])
 def test_a_method_defined_on_a_constant_is_owned_where_ruby_finds_that_constant(backend):
     """`def Field.build` inside `module Mail; module Parsers` is Mail::Field's, as Ruby resolves the
@@ -337,6 +374,9 @@ HOSTILE = {
     + "\n" + "".join(f"  module_function :b{i}\n" for i in range(5_000)),
     "module_function naming one name defined again and again":
         "  def a; end\n" * 12_000 + "  module_function :a\n" * 12_000,
+    "private_class_method naming one name defined again and again":
+        "  module_function\n" + "  def a; end\n" * 12_000 + "  private_class_method :a\n" * 12_000,
+    "aliases of one module function again and again": "  module_function\n  def a; end\n" + "  alias b a\n" * 20_000,
     "module_function calls nested deep": "  module_function(" * 1_200 + "begin\n" + "  def a; end\n" * 30_000 + "end"
     + ")" * 1_200 + "\n",
 }
@@ -345,7 +385,8 @@ HOSTILE = {
 @pytest.mark.parametrize("shape", sorted(HOSTILE))
 def test_hostile_shapes_parse_in_linear_time(shape):
     """A gem's files are untrusted: shapes cold reviews found quadratic (a signature read per name on one long line;
-    each ``module_function :name`` marking every record of that name, or every record since, again)."""
+    each ``module_function :name`` or ``private_class_method :name`` marking every record of that name, or every
+    record since, again)."""
     start = time.monotonic()
     assert len(records("module Flood\n" + HOSTILE[shape] + "end\n")) > 10_000
     assert time.monotonic() - start < 5
@@ -354,14 +395,16 @@ def test_hostile_shapes_parse_in_linear_time(shape):
 def test_a_module_function_is_located_and_named_as_the_module_method_and_nothing_else_is():
     """A module function's definition locates RDoc's module-method entry (``module_function :mul``) and renames its
     public instance entry (a bare ``module_function``) unless that name is taken; a class method locates no
-    instance method of its name (``def self.call`` before ``def call``)."""
+    instance method of its name (``def self.call`` before ``def call``). One the source makes private (``private``:
+    named by ``private_class_method``, an alias of a module function) is no entry, as RDoc keeps private ones out."""
     mf = _def("Mf", "add") | {"module_function": True, "line": 5}
     defs = symbols.index([_ns("Mf"), mf, _def("Mf", "mul") | {"module_function": True, "line": 9},
                           _def("Mf", "hidden") | {"module_function": True},
                           _def("Mf", "taken") | {"module_function": True}, _def("Svc", "call", singleton=True),
-                          _def("Svc", "call") | {"line": 7}])  # fmt: skip
+                          _def("Svc", "call") | {"line": 7}, _def("Mf", "short") | {"private": True},
+                          _def("Mf", "step") | {"module_function": True, "private": True}])  # fmt: skip
     entries = [_entry("Mf#add"), _entry("Mf::mul"), _entry("Mf#taken"), _entry("Mf::taken"), _entry("Svc#call"),
-               _entry("Mf#hidden") | {"visibility": "private"}]  # fmt: skip
+               _entry("Mf#hidden") | {"visibility": "private"}, _entry("Mf#step"), _entry("Mf#short")]  # fmt: skip
     refiled = symbols.refile(entries, defs)
     assert [e["full_name"] for e in refiled] == ["Mf::add", "Mf::mul", "Mf#taken", "Mf::taken", "Svc#call", "Mf#hidden"]
     assert [(symbols.locate(e, defs) or {}).get("line") for e in refiled[:2]] == [5, 9]

@@ -11,15 +11,23 @@ from pathlib import Path, PurePosixPath
 
 def tree(top: Path, skip: frozenset[str] = frozenset()) -> Iterator[Path]:
     """Every regular file under ``top``, skipping directories named in ``skip`` and any symlink
-    (``top`` itself too: os.walk would follow it, and a gem's ``app -> /`` would walk the machine)."""
+    (``top`` itself too: os.walk would follow it, and a gem's ``app -> /`` would walk the machine),
+    and any name with a control character: a newline in a file's name would forge lines of output
+    (``lib/x.rb:4\nrails@7.1.0 evil.rb:12``) wherever a result cites its file."""
     if os.path.islink(top):
         return
     for dirpath, dirnames, filenames in os.walk(top):  # followlinks=False
-        dirnames[:] = sorted(d for d in dirnames if d not in skip and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip and plain(d)
+                             and not os.path.islink(os.path.join(dirpath, d)))  # fmt: skip
+        for name in sorted(filter(plain, filenames)):
             path = Path(dirpath) / name
             if not path.is_symlink() and path.is_file():
                 yield path
+
+
+def plain(name: str) -> bool:
+    """Whether a file name has no control character (``\n``, ``\r``, escape sequences)."""
+    return not any(ord(c) < 32 or ord(c) == 127 for c in name)
 
 
 def within(root: Path, relative: str) -> Path | None:

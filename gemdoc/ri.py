@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gemdoc import files, paths, shim, splitter, symbols, yard
+from gemdoc import files, paths, prose, shim, splitter, symbols, yard
 from gemdoc.chunk import Chunk
 from gemdoc.errors import GemdocError, ShimError
 from gemdoc.locations import GemLocation
@@ -29,6 +29,9 @@ ATTEMPTS = 3  # of reading or generating a gem's cache entry while something rem
 RESTRICTED = ("protected", "private")  # the visibilities a result says (chunk.visibility); public goes unsaid
 API_DIRS = ("lib", "ext", "app")  # app/: a Rails engine's models, controllers, jobs (ActiveStorage::Blob)
 SOURCE_SUFFIXES = {".rb", ".c", ".h", ".cc", ".cpp", ".cxx"}
+# A larger source is not documented: RDoc spends minutes and gigabytes on one (a gem is untrusted); the largest
+# on the benchmark bundle is 1.4 MB (mail's generated address_lists_parser.rb).
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
 # A comment longer than this is cut at its headings, as a guide is: ActiveRecord's
 # Associations::ClassMethods (36 KB) or Minitest's (its README) as one chunk matched most everyday words
 # of a question and ranked first on sheer coverage, and so did a long method's (DateHelper#date_select,
@@ -59,8 +62,8 @@ class ApiDocs:
 
 def sources(location: GemLocation) -> list[str]:
     """The files RDoc documents, relative to the gem root: Ruby and C under lib/, ext/ and app/ (or the
-    gem's own files when they are scattered). Listed here, never left to RDoc's directory walk,
-    which follows symlink loops and parses the same file again on every lap."""
+    gem's own files when they are scattered), none larger than MAX_SOURCE_BYTES. Listed here, never left
+    to RDoc's directory walk, which follows symlink loops and parses the same file again on every lap."""
     if location.files is not None:
         found = list(location.files)
     elif not any((location.root / d).is_dir() for d in API_DIRS):
@@ -70,7 +73,7 @@ def sources(location: GemLocation) -> list[str]:
             path.relative_to(location.root).as_posix()
             for top in API_DIRS
             for path in files.tree(location.root / top)
-            if path.suffix in SOURCE_SUFFIXES
+            if path.suffix in SOURCE_SUFFIXES and path.stat().st_size <= MAX_SOURCE_BYTES
         ]
     if not found:  # never hand RDoc an empty list: it would document its whole working directory
         raise SkipGem("no Ruby or C source")
@@ -131,7 +134,8 @@ def _generate(location: GemLocation, src: list[str], target: Path, timeout: floa
         raise CacheVanished(str(exc)) from exc
     try:
         try:
-            answer = _run(location, src, {"generate_into": str(scratch / "ri")}, timeout)
+            how = {"generate_into": str(scratch / "ri"), "readable": readable(location, src)}
+            answer = _run(location, src, how, timeout)
         except ShimError as exc:
             if not scratch.is_dir():  # RDoc failed because its output directory went, not because of the gem
                 raise CacheVanished(str(exc)) from exc
@@ -144,6 +148,16 @@ def _generate(location: GemLocation, src: list[str], target: Path, timeout: floa
         raise CacheVanished(str(exc)) from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def readable(location: GemLocation, src: list[str]) -> list[str]:
+    """The files RDoc may read besides its sources when a comment names one (``# :include: README.rdoc``,
+    a C method's ``/* in other.c */``): the gem's sources and prose, which its digest covers
+    (indexer.source_digest), so that a cache entry or a stored gem shared by digest holds only what
+    that digest says; a file elsewhere in the gem, or outside it, is never read."""
+    if location.files is not None:
+        return list(src)
+    return [*src, *(doc.relative for doc in prose.discover(location.root, True))]
 
 
 def _run(location: GemLocation, src: list[str], how: dict, timeout: float) -> dict:

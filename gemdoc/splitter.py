@@ -11,9 +11,14 @@ from dataclasses import dataclass
 from gemdoc.chunk import Chunk
 
 TARGET = 1500
-ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# A longer line is text, never a heading: a heading is repeated in the title of every chunk under it, so one of a
+# megabyte in a gem's README (untrusted) would make gigabytes of titles. Real ones are under 150 characters.
+MAX_HEADING = 400
+# A heading's opening; its title is the rest of the line less what closes it (_atx, _rdoc): a lazy title
+# before a closing run in one pattern, `(.+?)[ \t#]*$`, takes time square in a line's length.
+ATX_OPEN = re.compile(r"^ {0,3}(#{1,6})([ \t]+)")
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-RDOC = re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*$")
+RDOC_OPEN = re.compile(r"^(={1,6})([ \t]*)")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
@@ -43,11 +48,11 @@ def sections(text: str, kind: str) -> list[Section]:
         if kind == "markdown":
             if FENCE.match(line):
                 fenced = not fenced
-            elif not fenced:
+            elif not fenced and len(line) <= MAX_HEADING:
                 heading = _markdown_heading(line, lines, index, result[-1])
-        elif kind == "rdoc":
-            match = RDOC.match(line)
-            heading = (len(match[1]), match[2]) if match and match[2].strip("=") else None
+        elif kind == "rdoc" and len(line) <= MAX_HEADING:
+            found = _rdoc(line)
+            heading = found if found and found[1].strip("=") else None
         if heading is None:
             result[-1].lines.append(line)
             continue
@@ -58,14 +63,39 @@ def sections(text: str, kind: str) -> list[Section]:
 
 
 def _markdown_heading(line: str, lines: list[str], index: int, current: Section) -> tuple[int, str] | None:
-    match = ATX.match(line)
-    if match:
-        return len(match[1]), match[2]
+    found = _atx(line)
+    if found:
+        return found
     nxt = lines[index + 1] if index + 1 < len(lines) else ""
     if line.strip() and not line.startswith("    ") and SETEXT.match(nxt) and _setext_allowed(current, line):
         lines[index + 1] = ""  # the underline belongs to the heading
         return (1 if nxt.strip().startswith("=") else 2), line.strip()
     return None
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    """A Markdown ATX heading's level and title, as ``^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$`` matches them: the
+    title is the shortest start of the rest that leaves only spaces, tabs and ``#`` after it."""
+    opening = ATX_OPEN.match(line)
+    if not opening:
+        return None
+    level, space, rest = len(opening[1]), opening[2], line[opening.end() :]
+    if rest:
+        return level, rest.rstrip(" \t#") or rest[0]
+    return (level, space[-1]) if len(space) > 1 else None
+
+
+def _rdoc(line: str) -> tuple[int, str] | None:
+    """An RDoc heading's level and title, as ``^(={1,6})[ \t]*(.+?)[ \t]*$`` matches them."""
+    opening = RDOC_OPEN.match(line)
+    if not opening:
+        return None
+    level, space, rest = len(opening[1]), opening[2], line[opening.end() :]
+    if rest:
+        return level, rest.rstrip(" \t")
+    if space:
+        return level, space[-1]
+    return (level - 1, "=") if level > 1 else None
 
 
 def _setext_allowed(current: Section, line: str) -> bool:

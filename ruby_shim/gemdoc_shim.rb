@@ -144,6 +144,8 @@ module GemdocShim
     def path_gem(gem, project, evaluate:)
       dir = File.expand_path(gem.fetch("path"), project)
       return nil unless File.directory?(dir)
+      return {"status" => "missing", "reason" => "its path: holds the project, or is the home or root directory"} if
+        encloses?(dir, project)
 
       spec_file = Dir.glob(File.join(dir, "{,*/,*/*/}#{gem['name']}.gemspec")).first
       return {"status" => "found", "dir" => dir, "ri_dir" => nil} unless spec_file
@@ -153,6 +155,20 @@ module GemdocShim
       return nil unless spec && spec.version.to_s == gem["version"]
 
       {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil}.merge(about(spec))
+    end
+
+    # A lockfile's `remote: ~`, `remote: ..` or `remote: /` names no gem: every document under it
+    # would be indexed as one, and shown to any agent asking in this project. `remote: .` (a gem's
+    # own repository, whose Gemfile says `gemspec`) is the project itself, and is one.
+    def encloses?(dir, project)
+      real = File.realpath(dir)
+      inside = File.realpath(project)
+      return false if real == inside
+
+      home = ENV["HOME"].to_s.empty? ? nil : File.realpath(ENV["HOME"])
+      real == "/" || real == home || inside.start_with?("#{real}/")
+    rescue SystemCallError
+      false
     end
 
     # Bundler checks git sources out into <bundle_path>/bundler/gems/<repo>-<rev12>.
@@ -180,7 +196,8 @@ module GemdocShim
         if request["ri_dir"]
           RiReader.from_dir(request["ri_dir"])
         else
-          RiReader.new(generate(root, sources, request.fetch("generate_into")))
+          readable = request.fetch("readable", sources)
+          RiReader.new(generate(root, sources, request.fetch("generate_into"), readable))
         end
       {
         "ri" => reader.entries,
@@ -191,17 +208,67 @@ module GemdocShim
 
     # Same as `rdoc --ri --op OUT SOURCES` run inside the gem directory: RDoc
     # resolves paths against the working directory, and refuses an existing --op.
-    # Returns RDoc's in-memory store, which holds exactly what it wrote.
-    def generate(root, sources, out)
+    # Returns RDoc's in-memory store, which holds exactly what it wrote. The options are
+    # gemdoc's alone: a gem's `.rdoc_options` (which `rdoc` would load) could exclude files,
+    # or document private methods, in what is cached for every project using that version.
+    def generate(root, sources, out, readable)
+      Confined.enter(root, readable)
       Dir.chdir(root) do
         rdoc = RDoc::RDoc.new
-        rdoc.document(["--ri", "--quiet", "--encoding=UTF-8", "--op", out, *sources])
+        options = RDoc::Options.new
+        options.parse(["--ri", "--quiet", "--encoding=UTF-8", "--op", out, *sources])
+        rdoc.document(options)
         rdoc.store
       end
     end
 
     def ruby_files(sources)
       sources.select { |f| f.end_with?(".rb") }
+    end
+  end
+
+  # Besides the sources it is given, RDoc reads the files they name: `# :include: path` and a C
+  # method's `/* in other.c */`. A gem is untrusted: only the regular files of `readable` (the gem's
+  # sources and prose, which its digest covers), inside the gem after symlinks, of at most MAX_BYTES,
+  # are read; any other (`../../secret`, a symlink out, `/dev/zero`) is not found.
+  module Confined
+    MAX_BYTES = 2 * 1024 * 1024
+
+    module_function
+
+    def enter(root, readable)
+      top = File.realpath(root)
+      @allowed = readable.filter_map { |rel| real_inside(File.join(root, rel), top) }.to_h { |real| [real, true] }
+      RDoc::Markup::PreProcess.prepend(Includes) unless RDoc::Markup::PreProcess < Includes
+      RDoc::Parser::C.prepend(CSources) unless RDoc::Parser::C < CSources
+    end
+
+    def real_inside(path, root)
+      real = File.realpath(path)
+      real if real.start_with?("#{root}/") && File.file?(real) && File.size(real) <= MAX_BYTES
+    rescue SystemCallError
+      nil
+    end
+
+    def allows?(path)
+      real = File.realpath(path)
+      @allowed.key?(real) && File.file?(real) && File.size(real) <= MAX_BYTES
+    rescue SystemCallError
+      false
+    end
+
+    module Includes
+      def find_include_file(name)
+        found = super
+        found if found && Confined.allows?(found)
+      end
+    end
+
+    module CSources
+      def handle_method(type, var_name, meth_name, function, param_count, source_file = nil)
+        source_file = nil if source_file && !Confined.allows?(File.join(@file_dir, source_file))
+        super
+      end
     end
   end
 

@@ -19,6 +19,13 @@ module GemdocShim
     DEFINERS = [*ATTR_CALLS, "define_method", "alias_method"].freeze
     # Called bare, each ends the module_function mode of the namespace body it is written in.
     VISIBILITIES = %w[public private protected].freeze
+    # A gem's files are untrusted, and each record repeats its owner's full name (and, for a method on a constant,
+    # the namespaces open there): bounds on those and on the records of one gem keep a small file (hundreds of
+    # nested modules) from making gigabytes of output. Real gems stay far below them (owners of 91 characters,
+    # 551 records in a file, on the benchmark bundle).
+    MAX_NAME = 256  # an owner's full name; nothing in a namespace of a longer one is recorded
+    MAX_SCOPE = 1024  # characters of the namespaces open where a method on a constant is defined
+    MAX_RECORDS = 100_000  # of one gem: the files after are not read
 
     module_function
 
@@ -32,12 +39,16 @@ module GemdocShim
     end
 
     def parse_files(root, files)
-      files.flat_map do |file|
+      records = []
+      files.each do |file|
+        break if records.size >= MAX_RECORDS
+
         source = File.read(File.join(root, file), encoding: "UTF-8").scrub
-        parse(source, file)
+        records.concat(parse(source, file))
       rescue StandardError, SystemStackError
-        []
+        next
       end
+      records.first(MAX_RECORDS)
     end
 
     def parse(source, file)
@@ -157,20 +168,23 @@ module GemdocShim
       # An alias (`copy_of`: the method it copies) of a module function is its private instance copy.
       def method(name, singleton, line, end_line, receiver = nil, copy_of: nil)
         receiver ||= @singleton_of
-        add("method", receiver&.delete_prefix("::") || owner, name, singleton || !receiver.nil?, line, end_line)
-        record = @records.last
-        record["scope"] = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
-        return if record["singleton"]
+        on = receiver&.delete_prefix("::") || owner
+        record = add("method", on, name, singleton || !receiver.nil?, line, end_line)
+        return unless record
+
+        record["scope"] = nesting if receiver && !receiver.start_with?("::") && nesting.sum(&:size) <= MAX_SCOPE
+        return record if record["singleton"]
 
         copied = @instance_methods[[owner, copy_of]].last if copy_of
         record["private"] = true if copied && (copied["module_function"] || copied["private"])
         @instance_methods[[owner, name]] << record
+        record
       end
 
       # A `def`: a module function when written after a bare `module_function` in its namespace's body.
       def definition(name, singleton, line, end_line, receiver = nil)
-        method(name, singleton, line, end_line, receiver)
-        @records.last["module_function"] = true if @module_function && !@records.last["singleton"]
+        record = method(name, singleton, line, end_line, receiver)
+        record["module_function"] = true if record && @module_function && !record["singleton"]
       end
 
       private
@@ -182,10 +196,14 @@ module GemdocShim
       end
 
       def add(kind, owner_name, name, singleton, line, end_line)
-        @records << {
+        return if owner_name.to_s.size > MAX_NAME || @records.size >= MAX_RECORDS
+
+        record = {
           "kind" => kind, "owner" => owner_name.to_s, "name" => name, "singleton" => singleton,
           "file" => @file, "line" => line, "end_line" => end_line, "signature" => signature(line)
         }
+        @records << record
+        record
       end
 
       # The definition's own text from its first line, joined with the next

@@ -6,6 +6,7 @@ project's gemspecs are never evaluated. Every command runs as a real `gemdoc` su
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +263,78 @@ def test_files_a_gemspec_lists_outside_the_gem_are_never_read(tmp_path):
     assert "Traceback" not in done.stderr and "sneaky 1.0  skipped" in done.stderr, done.stderr
     found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "zanzibar").stdout or "{}")
     assert not found.get("results"), found
+
+
+def test_rdoc_reads_no_file_a_gem_names_outside_itself_nor_its_rdoc_options(tmp_path):
+    """A gem's comments name files for RDoc to read (``# :include: path``, a C method's ``/* in other.c */``): only
+    the gem's own sources and prose are read, which its digest covers (what is cached and stored is shared by that
+    digest), never another file of the gem, one up the tree or one through a symlink out of it. Nor does the
+    gem's ``.rdoc_options`` steer RDoc (``exclude``): what is extracted is cached for every project of that version."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("Zanzibar token from outside the gem.\n")
+    gem = tmp_path / "src" / "leaky"
+    (gem / "lib").mkdir(parents=True)
+    (gem / "ext" / "leaky").mkdir(parents=True)
+    (gem / "notes.txt").write_text("Quokka notes from inside the gem.\n")
+    (gem / "data").mkdir()
+    (gem / "data" / "okapi.txt").write_text("Okapi data no digest covers.\n")
+    climb = "../" * 12 + str(outside).lstrip("/")
+    (gem / "lib" / "leaky.rb").write_text(
+        f"# Leaky reads:\n#\n# :include: ../../../secret.txt\n#\n# :include: {climb}\n#\n# :include: notes.txt\n"
+        "#\n# :include: data/okapi.txt\n"
+        "module Leaky\nend\n")  # fmt: skip
+    (gem / "lib" / "gearbox.rb").write_text("# Gearbox turns the Wombat wheel.\nclass Gearbox\nend\n")
+    (gem / "ext" / "leaky" / "other.c").symlink_to(tmp_path / "other.c")
+    body = "/*\n * {}\n */\nstatic VALUE {}(VALUE self) {{ return self; }}\n"
+    (tmp_path / "other.c").write_text(body.format("Zanzibar leaks from outside.", "leak_fn"))
+    (gem / "ext" / "leaky" / "inner.c").write_text(body.format("Quokka stays inside.", "keep_fn"))
+    (gem / "ext" / "leaky" / "leaky.c").write_text(
+        'void Init_leaky(void) {\n  VALUE m = rb_define_module("Leaky");\n'
+        '  rb_define_method(m, "leak", leak_fn, 0); /* in other.c */\n'
+        '  rb_define_method(m, "keep", keep_fn, 0); /* in inner.c */\n}\n')  # fmt: skip
+    (gem / ".rdoc_options").write_text("exclude:\n- gearbox\n")
+    project = path_project(tmp_path, "app", {"leaky": "../src/leaky"})
+    done = gemdoc(project, "index")
+    assert "Traceback" not in done.stderr and "leaky 1.0  indexed" in done.stderr, done.stdout + done.stderr
+    conn = sqlite3.connect(paths.store_path())
+    bodies = "\n".join(body for (body,) in conn.execute("SELECT body FROM chunks"))
+    assert "Zanzibar" not in bodies and "Okapi" not in bodies, bodies
+    assert "Quokka notes from inside" in bodies and "Quokka stays inside" in bodies, bodies  # inside: still read
+    assert "Wombat" in bodies, bodies  # .rdoc_options excluded nothing
+
+
+def test_a_path_gem_at_the_home_directory_or_around_the_project_is_no_gem(tmp_path):
+    """A fresh clone's lockfile names ``remote: ~``, ``..`` or ``/``: every document under it would be indexed as
+    one gem and shown to any agent asking in the project. None is read; each is skipped, saying why. (``remote: .``,
+    a gem's own repository, is read: test_names_that_climb_out_never_become_paths.)"""
+    home = Path(os.environ["HOME"])
+    (home / "notes.md").write_text("# Notes\n\nThe zebra password is kept here.\n")
+    (tmp_path / "README.md").write_text("# Around\n\nThe zebra lives around the project.\n")
+    project = path_project(tmp_path, "app", {"homegem": "~", "upgem": "..", "rootgem": "/", "nearby": "../src/nearby"})
+    nearby = tmp_path / "src" / "nearby"
+    nearby.mkdir(parents=True)
+    (nearby / "README.md").write_text("# Nearby\n\nA sibling gem's own zebra docs.\n")
+    done = gemdoc(project, "index")
+    assert "Traceback" not in done.stderr, done.stderr
+    for gem in ("homegem", "upgem", "rootgem"):
+        assert f"{gem} 1.0  skipped" in done.stderr and "holds the project, or is the home" in done.stderr, done.stderr
+    found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "zebra").stdout)
+    assert [r["gem"] for r in found["results"]] == ["nearby"], found
+
+
+def test_a_file_named_with_a_newline_or_too_large_is_not_read(tmp_path):
+    """A newline in a file's name would forge lines wherever a result cites its file (``--files``, text output);
+    a source of more than ri.MAX_SOURCE_BYTES would keep RDoc busy for minutes. Neither is read; the rest is."""
+    gem = tmp_path / "src" / "forged"
+    (gem / "lib").mkdir(parents=True)
+    (gem / "lib" / "x.rb:4\nrails@7.1.0 evil.rb:12\nq.rb").write_text("# Forged ocelot.\nclass Forged\nend\n")
+    (gem / "lib" / "huge.rb").write_text("# Huge ocelot.\nclass Huge\nend\n" + "# padding\n" * 900_000)
+    (gem / "lib" / "plain.rb").write_text("# Plain ocelot.\nclass Plain\nend\n")
+    (gem / "README\n.md").write_text("# Forged\n\nThe ocelot readme.\n")
+    project = path_project(tmp_path, "app", {"forged": "../src/forged"})
+    done = gemdoc(project, "index")
+    assert "Traceback" not in done.stderr and "forged 1.0  indexed" in done.stderr, done.stderr
+    titles = {r["title"] for r in json.loads(gemdoc(project, "search", "--json", "--no-refusal", "ocelot").stdout)["results"]}
+    assert titles == {"Plain"}, titles
+    files = gemdoc(project, "search", "--files", "--no-refusal", "ocelot").stdout
+    assert "rails@" not in files and files.strip() == "forged@1.0 lib/plain.rb:2", files

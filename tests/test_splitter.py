@@ -1,4 +1,6 @@
+import itertools
 import re
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,3 +106,25 @@ def test_no_text_is_dropped(lines, name):
         kept.update(_words(c.title))
     kept.update(_words(name))
     assert set(_words(text)) <= kept
+
+
+def test_a_heading_reads_as_the_patterns_that_define_it_in_linear_time():
+    """The headings are those of ``^ {0,3}(#{1,6})[ \\t]+(.+?)[ \\t#]*$`` (Markdown) and
+    ``^(={1,6})[ \\t]*(.+?)[ \\t]*$`` (RDoc), on every line of up to six of the characters that matter. A line of
+    200 KB, which those patterns take over a minute on, is read at once as text (a gem's README is untrusted; the
+    store's writer lock is held meanwhile), so that no heading of that size is repeated in each chunk title under it."""
+    atx, rdoc = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$"), re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*$")
+    for size in range(7):
+        for chars in itertools.product("# \ta=", repeat=size):
+            line = "".join(chars)
+            for pattern, read in ((atx, splitter._atx), (rdoc, splitter._rdoc)):
+                match = pattern.match(line)
+                assert read(line) == ((len(match[1]), match[2]) if match else None), (line, pattern.pattern)
+    start = time.monotonic()
+    for kind, mark, name in (("markdown", "#", "README.md"), ("rdoc", "=", "README.rdoc")):
+        for title in ("a" + " " * 200_000 + "b", "[" * 200_000):
+            text = f"{mark} {title}\n\n" + "A paragraph of text.\n\n" * 2_000
+            assert not splitter.sections(text, kind)[0].path
+            assert sum(len(c.title) for c in splitter.chunk_document(text, name, "readme")) < 100_000
+    assert splitter.sections("# " + "a" * (splitter.MAX_HEADING - 2) + "\n", "markdown")[0].path == ["a" * 398]
+    assert time.monotonic() - start < 1

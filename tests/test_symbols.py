@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -390,6 +391,30 @@ def test_hostile_shapes_parse_in_linear_time(shape):
     start = time.monotonic()
     assert len(records("module Flood\n" + HOSTILE[shape] + "end\n")) > 10_000
     assert time.monotonic() - start < 5
+
+
+def test_deep_nesting_and_long_names_keep_the_output_near_the_size_of_the_source():
+    """Each record repeats its owner's full name, and a method on a constant the namespaces open there: 300 nested
+    modules around 500 ``def X.m`` made 227 MB of output from 12 KB before their bounds (Symbols::MAX_NAME,
+    MAX_SCOPE). Nothing in a namespace of a name too long is recorded; a method on a constant there keeps no scope.
+    Real nesting keeps both (test_a_method_defined_on_a_constant_is_owned_where_ruby_finds_that_constant)."""
+    source = "module Abcdefgh\n" * 300 + "  def X.m; end\n  def m; end\n" * 500 + "end\n" * 300
+    found = records(source)
+    assert len(json.dumps(found)) < 20 * len(source)
+    assert {(r["owner"], r["name"]) for r in found if r["kind"] == "method"} == {("X", "m")}
+    assert not any("scope" in r for r in found)
+
+
+def test_the_records_of_one_gem_are_bounded():
+    """A gem whose files define more than Symbols::MAX_RECORDS methods has only that many read (here lowered to 5)."""
+    script = (f'require "{shim.script().parent / "symbols.rb"}"; require "json"; '
+              "GemdocShim::Symbols.send(:remove_const, :MAX_RECORDS); GemdocShim::Symbols.const_set(:MAX_RECORDS, 5); "
+              "puts JSON.generate(GemdocShim::Symbols.parse_files(ARGV[0], %w[a.rb b.rb]))")  # fmt: skip
+    with tempfile.TemporaryDirectory() as root:
+        for name in ("a.rb", "b.rb"):
+            Path(root, name).write_text("module M\n" + "  def m; end\n" * 4 + "end\n")
+        done = subprocess.run([shim.ruby(), "-e", script, root], capture_output=True, text=True, check=True)
+    assert [(r["file"], r["name"]) for r in json.loads(done.stdout)] == [("a.rb", "M")] + [("a.rb", "m")] * 4
 
 
 def test_a_module_function_is_located_and_named_as_the_module_method_and_nothing_else_is():

@@ -26,8 +26,9 @@ def tree(top: Path, skip: frozenset[str] = frozenset()) -> Iterator[Path]:
 
 
 def plain(name: str) -> bool:
-    """Whether a file name has no control character (``\n``, ``\r``, escape sequences)."""
-    return not any(ord(c) < 32 or ord(c) == 127 for c in name)
+    """Whether a file name is printable: no control character (``\n``, an escape sequence, C1's) and no
+    other line or paragraph separator (U+2028, U+0085: ``str.splitlines`` and JavaScript break there)."""
+    return name.isprintable()
 
 
 def within(root: Path, relative: str) -> Path | None:

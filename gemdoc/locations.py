@@ -16,7 +16,7 @@ ABOUT_CHARS = 2001  # the shim's summary and description, each at most 1,000 cha
 @dataclass
 class GemLocation:
     gem: LockedGem
-    status: str  # found | missing | error
+    status: str  # found | missing | error | refused (a path: entry that names no gem)
     root: Path | None = None
     files: list[str] | None = None  # set when the code is scattered (Debian, default gems)
     ri_dir: Path | None = None
@@ -31,9 +31,13 @@ class GemLocation:
 
     def why(self) -> str:
         """Why the gem was not found, in `index` and `status` words."""
+        if self.status == "refused":
+            return f"{self.reason}: no gem"
         return f"not installed ({self.reason})" if self.reason else "not installed"
 
     def remedy(self) -> str:
+        if self.status == "refused":
+            return f"{self.reason}: no gem, not read; point its path: at the gem's own directory"
         return f"{self.why()}: run `bundle install`"
 
 

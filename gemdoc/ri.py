@@ -65,7 +65,7 @@ def sources(location: GemLocation) -> list[str]:
     gem's own files when they are scattered), none larger than MAX_SOURCE_BYTES. Listed here, never left
     to RDoc's directory walk, which follows symlink loops and parses the same file again on every lap."""
     if location.files is not None:
-        found = list(location.files)
+        found = [f for f in location.files if _small(location.root / f)]
     elif not any((location.root / d).is_dir() for d in API_DIRS):
         raise SkipGem("no lib/, ext/ or app/")
     else:
@@ -73,11 +73,19 @@ def sources(location: GemLocation) -> list[str]:
             path.relative_to(location.root).as_posix()
             for top in API_DIRS
             for path in files.tree(location.root / top)
-            if path.suffix in SOURCE_SUFFIXES and path.stat().st_size <= MAX_SOURCE_BYTES
+            if path.suffix in SOURCE_SUFFIXES and _small(path)
         ]
     if not found:  # never hand RDoc an empty list: it would document its whole working directory
         raise SkipGem("no Ruby or C source")
     return found
+
+
+def _small(path: Path) -> bool:
+    """Whether ``path`` is a file of at most MAX_SOURCE_BYTES (one gone meanwhile is not)."""
+    try:
+        return path.stat().st_size <= MAX_SOURCE_BYTES
+    except OSError:
+        return False
 
 
 def covers(src: list[str], documented: tuple[str, ...]) -> bool:

@@ -144,8 +144,9 @@ module GemdocShim
     def path_gem(gem, project, evaluate:)
       dir = File.expand_path(gem.fetch("path"), project)
       return nil unless File.directory?(dir)
-      return {"status" => "missing", "reason" => "its path: holds the project, or is the home or root directory"} if
-        encloses?(dir, project)
+      if encloses?(dir, project, gem["name"])
+        return {"status" => "refused", "reason" => "its path: holds the project or the home directory, or is /"}
+      end
 
       spec_file = Dir.glob(File.join(dir, "{,*/,*/*/}#{gem['name']}.gemspec")).first
       return {"status" => "found", "dir" => dir, "ri_dir" => nil} unless spec_file
@@ -159,16 +160,26 @@ module GemdocShim
 
     # A lockfile's `remote: ~`, `remote: ..` or `remote: /` names no gem: every document under it
     # would be indexed as one, and shown to any agent asking in this project. `remote: .` (a gem's
-    # own repository, whose Gemfile says `gemspec`) is the project itself, and is one.
-    def encloses?(dir, project)
+    # own repository, whose Gemfile says `gemspec`) is the project itself, and is one; so is a
+    # directory around it with NAME.gemspec at its top (an example app's `remote: ../..`), unless it
+    # holds the home directory. Anything that cannot be resolved is no gem either.
+    def encloses?(dir, project, name)
       real = File.realpath(dir)
       inside = File.realpath(project)
       return false if real == inside
 
-      home = ENV["HOME"].to_s.empty? ? nil : File.realpath(ENV["HOME"])
-      real == "/" || real == home || inside.start_with?("#{real}/")
+      home = home_dir
+      return true if real == "/" || (home && "#{home}/".start_with?("#{real}/"))
+
+      inside.start_with?("#{real}/") && !File.file?(File.join(real, "#{name}.gemspec"))
     rescue SystemCallError
-      false
+      true
+    end
+
+    def home_dir
+      File.realpath(Dir.home)
+    rescue ArgumentError, SystemCallError  # no HOME, or one that does not exist (www-data, containers)
+      nil
     end
 
     # Bundler checks git sources out into <bundle_path>/bundler/gems/<repo>-<rev12>.
@@ -229,38 +240,45 @@ module GemdocShim
 
   # Besides the sources it is given, RDoc reads the files they name: `# :include: path` and a C
   # method's `/* in other.c */`. A gem is untrusted: only the regular files of `readable` (the gem's
-  # sources and prose, which its digest covers), inside the gem after symlinks, of at most MAX_BYTES,
-  # are read; any other (`../../secret`, a symlink out, `/dev/zero`) is not found.
+  # sources and prose, which its digest covers and whose sizes gemdoc bounds), inside the gem after
+  # symlinks, are read, and at most MAX_INCLUDED bytes of them in all (a file included again and
+  # again); any other (`../../secret`, a symlink out, `/dev/zero`) is not found.
   module Confined
-    MAX_BYTES = 2 * 1024 * 1024
+    MAX_INCLUDED = 16 * 1024 * 1024
 
     module_function
 
     def enter(root, readable)
       top = File.realpath(root)
       @allowed = readable.filter_map { |rel| real_inside(File.join(root, rel), top) }.to_h { |real| [real, true] }
+      @left = MAX_INCLUDED
       RDoc::Markup::PreProcess.prepend(Includes) unless RDoc::Markup::PreProcess < Includes
       RDoc::Parser::C.prepend(CSources) unless RDoc::Parser::C < CSources
     end
 
     def real_inside(path, root)
       real = File.realpath(path)
-      real if real.start_with?("#{root}/") && File.file?(real) && File.size(real) <= MAX_BYTES
+      real if real.start_with?("#{root}/") && File.file?(real)
     rescue SystemCallError
       nil
     end
 
+    # Whether RDoc may read `path`; if so, its size is counted against MAX_INCLUDED.
     def allows?(path)
       real = File.realpath(path)
-      @allowed.key?(real) && File.file?(real) && File.size(real) <= MAX_BYTES
+      return false unless @allowed.key?(real) && File.file?(real) && File.readable?(real) && File.size(real) <= @left
+
+      @left -= File.size(real)
+      true
     rescue SystemCallError
       false
     end
 
     module Includes
+      # RDoc's own search (the including file's directory, then the include path), over allowed files only.
       def find_include_file(name)
-        found = super
-        found if found && Confined.allows?(found)
+        paths = [File.dirname(@input_file_name), *@include_path].map { |dir| File.join(dir, name) }
+        paths.find { |path| Confined.allows?(path) }
       end
     end
 

@@ -19,13 +19,15 @@ module GemdocShim
     DEFINERS = [*ATTR_CALLS, "define_method", "alias_method"].freeze
     # Called bare, each ends the module_function mode of the namespace body it is written in.
     VISIBILITIES = %w[public private protected].freeze
-    # A gem's files are untrusted, and each record repeats its owner's full name (and, for a method on a constant,
-    # the namespaces open there): bounds on those and on the records of one gem keep a small file (hundreds of
-    # nested modules) from making gigabytes of output. Real gems stay far below them (owners of 91 characters,
-    # 551 records in a file, on the benchmark bundle).
+    # A gem's files are untrusted, and each record repeats its owner's full name, its file's and its line (and, for a
+    # method on a constant, the namespaces open there): bounds on those and on the bytes of one gem's records keep a
+    # small file (hundreds of nested modules, one name given an `attr_reader` 100,000 times) from making gigabytes
+    # of output. Real gems stay far below them (owners of 91 characters and 1.8 MB of records at most on the
+    # benchmark bundle).
     MAX_NAME = 256  # an owner's full name; nothing in a namespace of a longer one is recorded
-    MAX_SCOPE = 1024  # characters of the namespaces open where a method on a constant is defined
-    MAX_RECORDS = 100_000  # of one gem: the files after are not read
+    MAX_SCOPE = 1024  # characters of the namespaces open where a method on a constant is defined; else no record
+    MAX_OUTPUT = 16 * 1024 * 1024  # bytes of one gem's records: what does not fit, and the files after, are not read
+    RECORD_BYTES = 160  # a record's keys and punctuation
 
     module_function
 
@@ -39,31 +41,50 @@ module GemdocShim
     end
 
     def parse_files(root, files)
-      records = []
-      files.each do |file|
-        break if records.size >= MAX_RECORDS
+      budget = Budget.new(MAX_OUTPUT)
+      files.flat_map do |file|
+        next [] if budget.spent?
 
         source = File.read(File.join(root, file), encoding: "UTF-8").scrub
-        records.concat(parse(source, file))
+        parse(source, file, budget)
       rescue StandardError, SystemStackError
-        next
+        []
       end
-      records.first(MAX_RECORDS)
     end
 
-    def parse(source, file)
+    def parse(source, file, budget = Budget.new(MAX_OUTPUT))
       lines = source.lines
-      collector = Collector.new(file, lines)
+      collector = Collector.new(file, lines, budget)
       backend == "prism" ? PrismWalker.new(collector).visit(Prism.parse(source).value) : RipperWalker.walk(source, collector)
       collector.records
+    end
+
+    # The bytes a gem's records may still take, shared by the collectors of its files; spent at the first that
+    # does not fit.
+    class Budget
+      def initialize(bytes)
+        @left = bytes
+      end
+
+      def spent?
+        @left.zero?
+      end
+
+      # Whether `bytes` more fit; they are taken if so, and nothing fits after the first that does not.
+      def take(bytes)
+        fits = bytes <= @left
+        @left = fits ? @left - bytes : 0
+        fits
+      end
     end
 
     # Shared by both backends so the output format cannot differ.
     class Collector
       attr_reader :records
 
-      def initialize(file, lines)
+      def initialize(file, lines, budget)
         @file = file
+        @budget = budget
         @lines = lines
         @records = []
         @namespace = []
@@ -168,11 +189,12 @@ module GemdocShim
       # An alias (`copy_of`: the method it copies) of a module function is its private instance copy.
       def method(name, singleton, line, end_line, receiver = nil, copy_of: nil)
         receiver ||= @singleton_of
-        on = receiver&.delete_prefix("::") || owner
-        record = add("method", on, name, singleton || !receiver.nil?, line, end_line)
-        return unless record
+        scope = nesting if receiver && !receiver.start_with?("::")  # `::Field` is the top level's
+        return if scope && scope.sum(&:size) > MAX_SCOPE  # no record rather than one resolved wrongly
 
-        record["scope"] = nesting if receiver && !receiver.start_with?("::") && nesting.sum(&:size) <= MAX_SCOPE
+        on = receiver&.delete_prefix("::") || owner
+        record = add("method", on, name, singleton || !receiver.nil?, line, end_line, scope)
+        return unless record
         return record if record["singleton"]
 
         copied = @instance_methods[[owner, copy_of]].last if copy_of
@@ -195,13 +217,19 @@ module GemdocShim
         record.delete("private")
       end
 
-      def add(kind, owner_name, name, singleton, line, end_line)
-        return if owner_name.to_s.size > MAX_NAME || @records.size >= MAX_RECORDS
+      def add(kind, owner_name, name, singleton, line, end_line, scope = nil)
+        owner_name = owner_name.to_s
+        return if owner_name.size > MAX_NAME
+
+        text = signature(line)
+        size = RECORD_BYTES + owner_name.size + name.to_s.size + @file.size + text.size + scope.to_a.sum(&:size)
+        return unless @budget.take(size)
 
         record = {
-          "kind" => kind, "owner" => owner_name.to_s, "name" => name, "singleton" => singleton,
-          "file" => @file, "line" => line, "end_line" => end_line, "signature" => signature(line)
+          "kind" => kind, "owner" => owner_name, "name" => name, "singleton" => singleton,
+          "file" => @file, "line" => line, "end_line" => end_line, "signature" => text
         }
+        record["scope"] = scope if scope
         @records << record
         record
       end

@@ -10,7 +10,7 @@ ARGV.each do |name|
   root = Gem::Specification.find_by_name(name).full_gem_path
   Dir.glob("**/*.rb", base: root).sort.each do |file|
     source = File.read(File.join(root, file), encoding: "UTF-8").scrub
-    ripper = symbols::Collector.new(file, source.lines)
+    ripper = symbols::Collector.new(file, source.lines, symbols::Budget.new(symbols::MAX_OUTPUT))
     symbols::RipperWalker.walk(source, ripper)
     report["files"] += 1
     report["records"] += ripper.records.size

@@ -283,7 +283,10 @@ def test_rdoc_reads_no_file_a_gem_names_outside_itself_nor_its_rdoc_options(tmp_
         f"# Leaky reads:\n#\n# :include: ../../../secret.txt\n#\n# :include: {climb}\n#\n# :include: notes.txt\n"
         "#\n# :include: data/okapi.txt\n"
         "module Leaky\nend\n")  # fmt: skip
-    (gem / "lib" / "gearbox.rb").write_text("# Gearbox turns the Wombat wheel.\nclass Gearbox\nend\n")
+    (gem / "lib" / "gearbox.rb").write_text("# Gearbox turns the Wombat wheel.\n#\n# :include: README.md\n"
+                                            "class Gearbox\nend\n")  # fmt: skip
+    (gem / "lib" / "README.md").write_text("Okapi beside the source, no digest's.\n")  # not prose: RDoc looks on
+    (gem / "README.md").write_text("# Leaky\n\nThe Numbat readme.\n")
     (gem / "ext" / "leaky" / "other.c").symlink_to(tmp_path / "other.c")
     body = "/*\n * {}\n */\nstatic VALUE {}(VALUE self) {{ return self; }}\n"
     (tmp_path / "other.c").write_text(body.format("Zanzibar leaks from outside.", "leak_fn"))
@@ -300,7 +303,8 @@ def test_rdoc_reads_no_file_a_gem_names_outside_itself_nor_its_rdoc_options(tmp_
     bodies = "\n".join(body for (body,) in conn.execute("SELECT body FROM chunks"))
     assert "Zanzibar" not in bodies and "Okapi" not in bodies, bodies
     assert "Quokka notes from inside" in bodies and "Quokka stays inside" in bodies, bodies  # inside: still read
-    assert "Wombat" in bodies, bodies  # .rdoc_options excluded nothing
+    gearbox = conn.execute("SELECT body FROM chunks WHERE title = 'Gearbox'").fetchone()  # .rdoc_options excludes it
+    assert gearbox and "Wombat" in gearbox[0] and "Numbat" in gearbox[0], gearbox  # with the gem's README included
 
 
 def test_a_path_gem_at_the_home_directory_or_around_the_project_is_no_gem(tmp_path):
@@ -317,24 +321,59 @@ def test_a_path_gem_at_the_home_directory_or_around_the_project_is_no_gem(tmp_pa
     done = gemdoc(project, "index")
     assert "Traceback" not in done.stderr, done.stderr
     for gem in ("homegem", "upgem", "rootgem"):
-        assert f"{gem} 1.0  skipped" in done.stderr and "holds the project, or is the home" in done.stderr, done.stderr
+        assert f"{gem} 1.0  skipped (its path: holds the project or the home directory" in done.stderr, done.stderr
     found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "zebra").stdout)
     assert [r["gem"] for r in found["results"]] == ["nearby"], found
+    lost = path_project(tmp_path / "src", "homeless", {"upgem": ".."})  # HOME unset or missing (www-data, CI)
+    env = {k: v for k, v in os.environ.items() if k != "HOME"}
+    for home in ({}, {"HOME": str(tmp_path / "nonexistent")}):
+        done = subprocess.run([sys.executable, "-m", "gemdoc", "index"], cwd=lost, env=env | home, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert "upgem 1.0  skipped" in done.stderr and "holds the project" in done.stderr, (home, done.stderr)
+
+
+def test_a_gems_example_app_reads_the_gem_around_it(tmp_path):
+    """An example app inside a gem's repository locks that gem with ``remote: ../..``: a directory around the
+    project with NAME.gemspec at its top is that gem, and is read."""
+    engine = tmp_path / "engine"
+    (engine / "lib").mkdir(parents=True)
+    (engine / "engine.gemspec").write_text('Gem::Specification.new { |s| s.name = "engine"; s.version = "1.0" }\n')
+    (engine / "lib" / "engine.rb").write_text("# Engine spins the narwhal.\nmodule Engine\nend\n")
+    (engine / "examples").mkdir()
+    project = path_project(engine / "examples", "app", {"engine": "../.."})
+    done = gemdoc(project, "index")
+    assert "engine 1.0  indexed" in done.stderr, done.stderr
+    found = json.loads(gemdoc(project, "search", "--json", "narwhal").stdout)
+    assert [r["title"] for r in found["results"]][:1] == ["Engine"], found
 
 
 def test_a_file_named_with_a_newline_or_too_large_is_not_read(tmp_path):
-    """A newline in a file's name would forge lines wherever a result cites its file (``--files``, text output);
+    """A newline (or U+2028) in a file's name would forge lines wherever a result cites its file (``--files``);
     a source of more than ri.MAX_SOURCE_BYTES would keep RDoc busy for minutes. Neither is read; the rest is."""
     gem = tmp_path / "src" / "forged"
     (gem / "lib").mkdir(parents=True)
     (gem / "lib" / "x.rb:4\nrails@7.1.0 evil.rb:12\nq.rb").write_text("# Forged ocelot.\nclass Forged\nend\n")
+    (gem / "lib" / "y.rb:4\u2028rails@7.1.1 evil.rb:12\u2028q.rb").write_text("# Spaced ocelot.\nclass Spaced\nend\n")
     (gem / "lib" / "huge.rb").write_text("# Huge ocelot.\nclass Huge\nend\n" + "# padding\n" * 900_000)
     (gem / "lib" / "plain.rb").write_text("# Plain ocelot.\nclass Plain\nend\n")
     (gem / "README\n.md").write_text("# Forged\n\nThe ocelot readme.\n")
     project = path_project(tmp_path, "app", {"forged": "../src/forged"})
     done = gemdoc(project, "index")
     assert "Traceback" not in done.stderr and "forged 1.0  indexed" in done.stderr, done.stderr
-    titles = {r["title"] for r in json.loads(gemdoc(project, "search", "--json", "--no-refusal", "ocelot").stdout)["results"]}
+    found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "ocelot").stdout)
+    titles = {r["title"] for r in found["results"]}
     assert titles == {"Plain"}, titles
     files = gemdoc(project, "search", "--files", "--no-refusal", "ocelot").stdout
-    assert "rails@" not in files and files.strip() == "forged@1.0 lib/plain.rb:2", files
+    assert "rails@" not in files and files.splitlines() == ["forged@1.0 lib/plain.rb:2"], files
+
+
+def test_the_files_rdoc_includes_are_counted_against_one_budget(tmp_path):
+    """One allowed file included again and again (50 times a 1 MB README) made a 50 MB comment in 513 s: RDoc reads
+    at most Confined::MAX_INCLUDED bytes of included files per gem (here lowered to 10)."""
+    (tmp_path / "a.txt").write_text("123456")
+    script = ('require "rdoc"; load ARGV[0]; c = GemdocShim::Confined; c.send(:remove_const, :MAX_INCLUDED); '
+              'c.const_set(:MAX_INCLUDED, 10); c.enter(ARGV[1], ["a.txt"]); f = File.join(ARGV[1], "a.txt"); '
+              'puts [c.allows?(f), c.allows?(f), c.allows?(File.join(ARGV[1], "b.txt"))].inspect')  # fmt: skip
+    shim_path = Path(__file__).resolve().parent.parent / "ruby_shim" / "gemdoc_shim.rb"
+    done = subprocess.run(["ruby", "-e", script, str(shim_path), str(tmp_path)], capture_output=True, text=True)
+    assert done.stdout.strip() == "[true, false, false]", done.stdout + done.stderr

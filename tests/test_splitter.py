@@ -127,4 +127,4 @@ def test_a_heading_reads_as_the_patterns_that_define_it_in_linear_time():
             assert not splitter.sections(text, kind)[0].path
             assert sum(len(c.title) for c in splitter.chunk_document(text, name, "readme")) < 100_000
     assert splitter.sections("# " + "a" * (splitter.MAX_HEADING - 2) + "\n", "markdown")[0].path == ["a" * 398]
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 5  # the patterns: over a minute

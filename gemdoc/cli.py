@@ -108,6 +108,7 @@ def _progress_printer():
 def _summary(report) -> str:
     if report.unchanged_lockfile:
         absent = f"; {report.absent} not installed (`gemdoc status` lists them)" if report.absent else ""
+        absent += f"; {report.refused} path: entries name no gem (`gemdoc status`)" if report.refused else ""
         return (f"unchanged: Gemfile.lock {report.lockfile_sha256[:12]} is already indexed "
                 f"({report.scope} dependencies){absent}")  # fmt: skip
     if report.dry_run:

@@ -60,6 +60,7 @@ class IndexReport:
     repaired: str | None = None  # where reindex moved a damaged store
     malformed: list[str] = field(default_factory=list)  # lockfile entries skipped, one line each
     absent: int = 0  # on an unchanged lockfile: locked gems still not installed
+    refused: int = 0  # ...and path: entries that name no gem (locations.GemLocation.refused)
 
     def count(self, outcome: str) -> int:
         return sum(1 for o in self.outcomes if o.outcome == outcome)
@@ -110,7 +111,9 @@ def index_project(
     start = time.monotonic()
     if not force and lockfile_unchanged(project, lock, saved, scope, langs):
         report.unchanged_lockfile = True
-        report.absent = len(absent_gems(project))
+        gems = absent_gems(project)
+        report.refused = sum("refused" in g for g in gems)
+        report.absent = len(gems) - report.refused
         return report
     gems = select_gems(project, lock, scope, trust.verdict(project).trusted)
     settled = _registry_entries(project, gems) if versions_only and not force else {}
@@ -166,9 +169,10 @@ def _absent(project: Path, located: list[locations.GemLocation], roots: list[str
     missing = [loc for loc in located if not loc.found]
     if not missing:
         return None
-    paths_ = [loc.gem.remote for loc in missing if loc.gem.source == "path" and loc.gem.remote]
+    paths_ = [loc.gem.remote for loc in missing if loc.gem.source == "path" and loc.gem.remote and not loc.refused]
     return {
-        "gems": [{"gem": loc.gem.name, "version": loc.gem.version, "reason": loc.why()} for loc in missing],
+        "gems": [{"gem": loc.gem.name, "version": loc.gem.version, "reason": loc.why()}
+                 | ({"refused": True} if loc.refused else {}) for loc in missing],
         "roots": roots, "paths": paths_, "fingerprint": locations.install_fingerprint(project, roots, paths_),
     }  # fmt: skip
 

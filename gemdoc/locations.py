@@ -31,14 +31,17 @@ class GemLocation:
 
     def why(self) -> str:
         """Why the gem was not found, in `index` and `status` words."""
-        if self.status == "refused":
-            return f"{self.reason}: no gem"
+        if self.refused:
+            return f"{self.reason}: no gem; point its path: in the Gemfile at the gem's own directory"
         return f"not installed ({self.reason})" if self.reason else "not installed"
 
     def remedy(self) -> str:
-        if self.status == "refused":
-            return f"{self.reason}: no gem, not read; point its path: at the gem's own directory"
-        return f"{self.why()}: run `bundle install`"
+        return self.why() if self.refused else f"{self.why()}: run `bundle install`"
+
+    @property
+    def refused(self) -> bool:
+        """A ``path:`` entry that names no gem (its directory is /, holds the home directory or the project)."""
+        return self.status == "refused"
 
 
 @dataclass

@@ -76,7 +76,7 @@ def _top_level(root: Path):
     except OSError:
         return
     for entry in entries:
-        if entry.is_file(follow_symlinks=False) and files.plain(entry.name):  # files.tree: no control characters
+        if entry.is_file(follow_symlinks=False) and files.plain(entry.name):  # as files.tree: printable names only
             yield _top_verdict(Path(entry.path), entry.name)
 
 

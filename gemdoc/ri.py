@@ -80,6 +80,12 @@ def sources(location: GemLocation) -> list[str]:
     return found
 
 
+def _printable(file: str | None) -> str | None:
+    """An entry's file as RDoc recorded it, unless its name could forge lines of output (files.plain): an
+    installed ri store's names come from RubyGems' RDoc run over the gem, not from gemdoc's walk."""
+    return file if file and files.plain(file) else None
+
+
 def _small(path: Path) -> bool:
     """Whether ``path`` is a file of at most MAX_SOURCE_BYTES (one gone meanwhile is not)."""
     try:
@@ -249,7 +255,7 @@ def _chunk(entry: dict, where: dict | None, visibility: str) -> Chunk:
         title=entry["full_name"],
         heading=entry["full_name"],
         body=entry.get("comment") or "",
-        file=where["file"] if where else entry.get("file"),
+        file=where["file"] if where else _printable(entry.get("file")),
         line=where["line"] if where else None,
         end_line=where["end_line"] if where else None,
         signature=_signature(entry, where),

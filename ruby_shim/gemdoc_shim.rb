@@ -144,34 +144,33 @@ module GemdocShim
     def path_gem(gem, project, evaluate:)
       dir = File.expand_path(gem.fetch("path"), project)
       return nil unless File.directory?(dir)
-      if encloses?(dir, project, gem["name"])
-        return {"status" => "refused", "reason" => "its path: holds the project or the home directory, or is /"}
-      end
 
       spec_file = Dir.glob(File.join(dir, "{,*/,*/*/}#{gem['name']}.gemspec")).first
-      return {"status" => "found", "dir" => dir, "ri_dir" => nil} unless spec_file
-      return {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil} unless evaluate
+      root = spec_file ? File.dirname(spec_file) : dir
+      if no_gem?(root, project, spec_file)
+        return {"status" => "refused", "reason" => "its path: holds the project or the home directory, or is /"}
+      end
+      return {"status" => "found", "dir" => root, "ri_dir" => nil} unless spec_file && evaluate
 
-      spec = Dir.chdir(File.dirname(spec_file)) { Gem::Specification.load(spec_file) }
+      spec = Dir.chdir(root) { Gem::Specification.load(spec_file) }
       return nil unless spec && spec.version.to_s == gem["version"]
 
-      {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil}.merge(about(spec))
+      {"status" => "found", "dir" => root, "ri_dir" => nil}.merge(about(spec))
     end
 
     # A lockfile's `remote: ~`, `remote: ..` or `remote: /` names no gem: every document under it
-    # would be indexed as one, and shown to any agent asking in this project. `remote: .` (a gem's
-    # own repository, whose Gemfile says `gemspec`) is the project itself, and is one; so is a
-    # directory around it with NAME.gemspec at its top (an example app's `remote: ../..`), unless it
-    # holds the home directory. Anything that cannot be resolved is no gem either.
-    def encloses?(dir, project, name)
-      real = File.realpath(dir)
-      inside = File.realpath(project)
-      return false if real == inside
-
+    # would be indexed as one, and shown to any agent asking in this project. The gem's directory
+    # (`root`) is no gem when it is `/` or holds the home directory; nor, without the gem's gemspec
+    # (`spec_file`), when it holds the project. `remote: .` (a gem's own repository), an example app's
+    # `remote: ../..` (the gemspec there) and a monorepo's `path "../.."` (the gemspec below) are gems.
+    # Anything that cannot be resolved is no gem either.
+    def no_gem?(root, project, spec_file)
+      real = File.realpath(root)
       home = home_dir
       return true if real == "/" || (home && "#{home}/".start_with?("#{real}/"))
 
-      inside.start_with?("#{real}/") && !File.file?(File.join(real, "#{name}.gemspec"))
+      inside = File.realpath(project)
+      !spec_file && real != inside && inside.start_with?("#{real}/")
     rescue SystemCallError
       true
     end
@@ -245,6 +244,7 @@ module GemdocShim
   # again); any other (`../../secret`, a symlink out, `/dev/zero`) is not found.
   module Confined
     MAX_INCLUDED = 16 * 1024 * 1024
+    MAX_INDENT = 40  # RDoc writes the directive's indent before every included line: `#` and 20,000 spaces cost 1.6 GB
 
     module_function
 
@@ -275,6 +275,10 @@ module GemdocShim
     end
 
     module Includes
+      def include_file(name, indent, encoding)
+        indent.size > MAX_INDENT ? "" : super
+      end
+
       # RDoc's own search (the including file's directory, then the include path), over allowed files only.
       def find_include_file(name)
         paths = [File.dirname(@input_file_name), *@include_path].map { |dir| File.join(dir, name) }

@@ -10,6 +10,7 @@
 #   `private: true` where the source makes the method private as gemdoc shows it: a module function
 #   a later `private_class_method :name` names (its module method), or an alias of a module function
 #   (`alias h html_escape`: Ruby's alias copies the private instance method)
+require "json"
 require "ripper"
 
 module GemdocShim
@@ -27,7 +28,6 @@ module GemdocShim
     MAX_NAME = 256  # an owner's full name; nothing in a namespace of a longer one is recorded
     MAX_SCOPE = 1024  # characters of the namespaces open where a method on a constant is defined; else no record
     MAX_OUTPUT = 16 * 1024 * 1024  # bytes of one gem's records: what does not fit, and the files after, are not read
-    RECORD_BYTES = 160  # a record's keys and punctuation
 
     module_function
 
@@ -221,15 +221,13 @@ module GemdocShim
         owner_name = owner_name.to_s
         return if owner_name.size > MAX_NAME
 
-        text = signature(line)
-        size = RECORD_BYTES + owner_name.size + name.to_s.size + @file.size + text.size + scope.to_a.sum(&:size)
-        return unless @budget.take(size)
-
         record = {
           "kind" => kind, "owner" => owner_name, "name" => name, "singleton" => singleton,
-          "file" => @file, "line" => line, "end_line" => end_line, "signature" => text
+          "file" => @file, "line" => line, "end_line" => end_line, "signature" => signature(line)
         }
         record["scope"] = scope if scope
+        return unless @budget.take(JSON.generate(record).bytesize)
+
         @records << record
         record
       end

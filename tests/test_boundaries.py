@@ -286,6 +286,7 @@ def test_rdoc_reads_no_file_a_gem_names_outside_itself_nor_its_rdoc_options(tmp_
     (gem / "lib" / "gearbox.rb").write_text("# Gearbox turns the Wombat wheel.\n#\n# :include: README.md\n"
                                             "class Gearbox\nend\n")  # fmt: skip
     (gem / "lib" / "README.md").write_text("Okapi beside the source, no digest's.\n")  # not prose: RDoc looks on
+    (gem / "lib" / "wide.rb").write_text("#" + " " * 50 + ":include: README.md\nclass Wide\nend\n")  # indent: no
     (gem / "README.md").write_text("# Leaky\n\nThe Numbat readme.\n")
     (gem / "ext" / "leaky" / "other.c").symlink_to(tmp_path / "other.c")
     body = "/*\n * {}\n */\nstatic VALUE {}(VALUE self) {{ return self; }}\n"
@@ -301,7 +302,7 @@ def test_rdoc_reads_no_file_a_gem_names_outside_itself_nor_its_rdoc_options(tmp_
     assert "Traceback" not in done.stderr and "leaky 1.0  indexed" in done.stderr, done.stdout + done.stderr
     conn = sqlite3.connect(paths.store_path())
     bodies = "\n".join(body for (body,) in conn.execute("SELECT body FROM chunks"))
-    assert "Zanzibar" not in bodies and "Okapi" not in bodies, bodies
+    assert "Zanzibar" not in bodies and "Okapi" not in bodies and bodies.count("Numbat") == 2, bodies
     assert "Quokka notes from inside" in bodies and "Quokka stays inside" in bodies, bodies  # inside: still read
     gearbox = conn.execute("SELECT body FROM chunks WHERE title = 'Gearbox'").fetchone()  # .rdoc_options excludes it
     assert gearbox and "Wombat" in gearbox[0] and "Numbat" in gearbox[0], gearbox  # with the gem's README included
@@ -322,11 +323,16 @@ def test_a_path_gem_at_the_home_directory_or_around_the_project_is_no_gem(tmp_pa
     assert "Traceback" not in done.stderr, done.stderr
     for gem in ("homegem", "upgem", "rootgem"):
         assert f"{gem} 1.0  skipped (its path: holds the project or the home directory" in done.stderr, done.stderr
+    assert "run `bundle install`" not in done.stderr, done.stderr  # installing would not help
+    status = gemdoc(project, "status").stdout
+    assert "missing:   homegem 1.0: its path: holds the project or the home directory, or is /: no gem; point" in status
+    again = gemdoc(project, "index").stdout
+    assert again.startswith("unchanged:") and "3 path: entries name no gem" in again, again  # nothing to install
     found = json.loads(gemdoc(project, "search", "--json", "--no-refusal", "zebra").stdout)
     assert [r["gem"] for r in found["results"]] == ["nearby"], found
-    lost = path_project(tmp_path / "src", "homeless", {"upgem": ".."})  # HOME unset or missing (www-data, CI)
-    env = {k: v for k, v in os.environ.items() if k != "HOME"}
-    for home in ({}, {"HOME": str(tmp_path / "nonexistent")}):
+    env = {k: v for k, v in os.environ.items() if k != "HOME"}  # HOME unset or missing (www-data, CI)
+    for name, home in (("homeless", {}), ("lost", {"HOME": str(tmp_path / "nonexistent")})):
+        lost = path_project(tmp_path / "src", name, {"upgem": ".."})
         done = subprocess.run([sys.executable, "-m", "gemdoc", "index"], cwd=lost, env=env | home, capture_output=True,
                               text=True, timeout=120)  # fmt: skip
         assert "upgem 1.0  skipped" in done.stderr and "holds the project" in done.stderr, (home, done.stderr)
@@ -334,17 +340,22 @@ def test_a_path_gem_at_the_home_directory_or_around_the_project_is_no_gem(tmp_pa
 
 def test_a_gems_example_app_reads_the_gem_around_it(tmp_path):
     """An example app inside a gem's repository locks that gem with ``remote: ../..``: a directory around the
-    project with NAME.gemspec at its top is that gem, and is read."""
+    project with NAME.gemspec at its top is that gem, and is read; so is a monorepo's other gem below it
+    (``path "../.." do gem "alpha" end``: Bundler finds ``alpha/alpha.gemspec``)."""
     engine = tmp_path / "engine"
     (engine / "lib").mkdir(parents=True)
     (engine / "engine.gemspec").write_text('Gem::Specification.new { |s| s.name = "engine"; s.version = "1.0" }\n')
     (engine / "lib" / "engine.rb").write_text("# Engine spins the narwhal.\nmodule Engine\nend\n")
+    (engine / "alpha" / "lib").mkdir(parents=True)
+    (engine / "alpha" / "alpha.gemspec").write_text((engine / "engine.gemspec").read_text().replace("engine", "alpha"))
+    (engine / "alpha" / "lib" / "alpha.rb").write_text("# Alpha feeds the walrus.\nmodule Alpha\nend\n")
     (engine / "examples").mkdir()
-    project = path_project(engine / "examples", "app", {"engine": "../.."})
+    project = path_project(engine / "examples", "app", {"engine": "../..", "alpha": "../.."})
     done = gemdoc(project, "index")
-    assert "engine 1.0  indexed" in done.stderr, done.stderr
-    found = json.loads(gemdoc(project, "search", "--json", "narwhal").stdout)
-    assert [r["title"] for r in found["results"]][:1] == ["Engine"], found
+    assert "engine 1.0  indexed" in done.stderr and "alpha 1.0  indexed" in done.stderr, done.stderr
+    for word, title in (("narwhal", "Engine"), ("walrus", "Alpha")):
+        found = json.loads(gemdoc(project, "search", "--json", word).stdout)
+        assert [r["title"] for r in found["results"]][:1] == [title], found
 
 
 def test_a_file_named_with_a_newline_or_too_large_is_not_read(tmp_path):

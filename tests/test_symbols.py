@@ -406,7 +406,7 @@ def test_deep_nesting_and_long_names_keep_the_output_near_the_size_of_the_source
 
 
 def test_the_records_of_one_gem_are_bounded():
-    """A gem's records take at most Symbols::MAX_OUTPUT bytes (here lowered to 5,000): the first ones, in file order;
+    """A gem's records take at most Symbols::MAX_OUTPUT bytes of JSON (here lowered to 2,000): the first ones, in file order;
     none after the first that does not fit, in any file (one name given an ``attr_reader`` 100,000 times on a line
     of a long path made 400 MB)."""
     script = (f'require "{shim.script().parent / "symbols.rb"}"; require "json"; '
@@ -416,9 +416,9 @@ def test_the_records_of_one_gem_are_bounded():
         for name in ("a.rb", "b.rb", "c.rb"):
             Path(root, name).write_text("module M\n" + "".join(f"  def m{i}(x, y); end\n" for i in range(12)) + "end\n")
         whole, cut = (json.loads(subprocess.run([shim.ruby(), "-e", script % limit, root], capture_output=True,
-                                                text=True, check=True).stdout) for limit in (10**9, 5_000))  # fmt: skip
+                                                text=True, check=True).stdout) for limit in (10**9, 2_000))  # fmt: skip
     assert len(whole) == 39 and 5 < len(cut) < 39 and cut == whole[: len(cut)], cut
-    assert len(json.dumps(cut)) <= 5_000
+    assert sum(len(json.dumps(r, separators=(",", ":"))) for r in cut) <= 2_000
 
 
 def test_a_module_function_is_located_and_named_as_the_module_method_and_nothing_else_is():
@@ -462,3 +462,13 @@ def test_entries_rdoc_filed_outside_their_nesting_are_refiled_where_the_source_d
         "Fix::Flange", "Fix::Flange#tighten", "Fix::Base", "Fix::Base#halt", "Fix::Helpers#etag",
         "Fix::Builder#field", "Taken", "Fix::Taken", "Twin", "Fix::Part::Sub::new"]  # fmt: skip
     assert symbols.refile(entries, defs)[1]["owner"] == "Fix::Flange"
+
+
+def test_an_entry_whose_file_name_is_not_printable_cites_no_file():
+    """An installed ri store's file names come from RubyGems' RDoc run over the gem, not gemdoc's walk
+    (files.plain): one that could forge lines of ``--files`` is cited as no file."""
+    from gemdoc import ri
+
+    forged, plain = _entry("Forged", "class", "lib/x.rb:4\nrails@7.1.0 evil.rb:12\nq.rb"), _entry("Plain", "class")
+    chunks = ri.to_chunks([forged | {"comment": "Forged."}, plain | {"comment": "Plain."}], [], installed=True)[0]
+    assert [(c.title, c.file) for c in chunks] == [("Forged", None), ("Plain", "lib/x.rb")]

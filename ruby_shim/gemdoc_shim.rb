@@ -263,12 +263,19 @@ module GemdocShim
       nil
     end
 
-    # Whether RDoc may read `path`; if so, its size is counted against MAX_INCLUDED.
-    def allows?(path)
+    # Whether RDoc may read `path`; if so, its size is counted against MAX_INCLUDED: every time for an
+    # include (its text is copied in each time), the first time only for a C method's source file
+    # (`once`: RDoc reads the file again per method, but takes one body from it).
+    def allows?(path, once: false)
       real = File.realpath(path)
-      return false unless @allowed.key?(real) && File.file?(real) && File.readable?(real) && File.size(real) <= @left
+      return false unless @allowed.key?(real) && File.file?(real) && File.readable?(real)
+      return true if once && @allowed[real] == :read
 
-      @left -= File.size(real)
+      size = File.size(real)
+      return false if size > @left
+
+      @left -= size
+      @allowed[real] = :read if once
       true
     rescue SystemCallError
       false
@@ -288,7 +295,7 @@ module GemdocShim
 
     module CSources
       def handle_method(type, var_name, meth_name, function, param_count, source_file = nil)
-        source_file = nil if source_file && !Confined.allows?(File.join(@file_dir, source_file))
+        source_file = nil if source_file && !Confined.allows?(File.join(@file_dir, source_file), once: true)
         super
       end
     end

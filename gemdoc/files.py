@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 def tree(top: Path, skip: frozenset[str] = frozenset()) -> Iterator[Path]:
     """Every regular file under ``top``, skipping directories named in ``skip`` and any symlink
     (``top`` itself too: os.walk would follow it, and a gem's ``app -> /`` would walk the machine),
-    and any name with a control character: a newline in a file's name would forge lines of output
+    and any name that is not printable (plain): a newline in a file's name would forge lines of output
     (``lib/x.rb:4\nrails@7.1.0 evil.rb:12``) wherever a result cites its file."""
     if os.path.islink(top):
         return

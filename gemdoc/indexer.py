@@ -425,8 +425,9 @@ def source_digest(loc: locations.GemLocation, all_languages: bool) -> str:
         files = ri.sources(loc)
     except ri.SkipGem:
         files = []
+    files = ri.readable(loc, files)  # what RDoc may read: the sources, and the prose a comment includes
     if loc.files is None:
-        files += [p.relative for p in prose.discover(root, True)] + _gemspecs(root)
+        files += _gemspecs(root)
     for rel in sorted(files):
         try:
             data = (root / rel).read_bytes()

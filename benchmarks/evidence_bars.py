@@ -112,10 +112,11 @@ RULES = {"absent_rule": "ABSENT_SUBJECT_RULE", "insisted_rule": "INSISTED_SUBJEC
          "specific_rule": "SPECIFIC_API_RULE", "asked_rule": "ASKED_SUBJECT_RULE", "floor_at": "REPHRASING_FLOOR",
          "guessed_rule": "GUESSED_NAMES_RULE", "guessed_near": "GUESSED_NAMES_NEAR",
          "question_floor": "QUESTION_FLOOR", "own_rule": "OWN_NAMES_RULE", "lex_aside": "LEX_GUESSES_ASIDE",
-         "coined_rule": "COINED_SUBJECT_RULE", "asked_names_rule": "ASKED_NAMES_RULE"}
+         "coined_rule": "COINED_SUBJECT_RULE", "asked_names_rule": "ASKED_NAMES_RULE",
+         "proper_rule": "PROPER_NAMES_RULE"}
 
 
-READS_FORMAT = 2  # --reuse-reads' cache: a new number whenever what a read holds changes (2: guessed as a pair)
+READS_FORMAT = 3  # --reuse-reads' cache: a new number whenever what a read holds changes (3: products by kind)
 NAME_RULES = {"other_kind": "OTHER_KIND_NAMED", "options": "OPTIONS_NAMED"}  # ask's, read into each question
 
 
@@ -336,6 +337,7 @@ def main() -> None:
                         ("without either absent-term rule", {"absent_rule": False}),
                         ("without the asked-subject rule", {"asked_rule": False}),
                         ("without the coined-subject rule", {"coined_rule": False}),
+                        ("without the proper-name rule", {"proper_rule": False}),
                         ("without the guessed-names rule", {"guessed_rule": False}),
                         ("without the asked-names rule", {"asked_names_rule": False}),
                         ("without the own-names rule", {"own_rule": False}),

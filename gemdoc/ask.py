@@ -182,9 +182,12 @@ def code_of(parts: list) -> list[set[str]]:
     return [q.code_terms(body, prose=kind != "lex") for kind, body in parts]
 
 
-def products_of(parts: list) -> list[set[str]]:
-    """Each part's terms written as a technology is named (terms.product_terms), for evidence.coined."""
-    return [q.product_terms(body) for _, body in parts]
+def products_of(parts: list) -> list[dict[str, str]]:
+    """Each part's terms written as a technology is named (terms.product_terms: ``product``) or, in the
+    user's own question (the untyped part), as a name is (terms.proper_names: ``proper``), for
+    evidence.coined: a typed part capitalises its class names, not names of things."""
+    return [dict.fromkeys(q.proper_names(body) if kind is None else (), "proper")
+            | dict.fromkeys(q.product_terms(body), "product") for kind, body in parts]  # fmt: skip
 
 
 def _one_sentence(parts: list) -> bool:

@@ -220,6 +220,30 @@ def product_terms(text: str) -> set[str]:
     return {w.lower() for w in words if _product_like(w) and not COMPOUND.fullmatch(w)}
 
 
+CLAUSE_BREAK = re.compile(r"[:;]\s|[()\[\]\n]|\s[-–—]\s")  # "Quick one: Idempotent jobs…", "(Sorry.) Herb…"
+
+
+def proper_names(text: str) -> set[str]:
+    """The terms of the words standing alone (ALONE) that a sentence that asks (questions_of)
+    capitalises inside a clause, as English writes a name and not a word ("register the Herb engine",
+    "switch the driver to Cuprite"): not a clause's first word (after a colon, a bracket, a line
+    break, a list's dash), nor one opening a quote or a bracket, nor an abbreviation (``QA``), nor
+    any word of a clause in Title Case, which capitalises words as such."""
+    found = set()
+    for sentence in questions_of(sentences_of(text)):
+        for clause in CLAUSE_BREAK.split(sentence):
+            words = clause.split()
+            words = words[next((i for i, w in enumerate(words) if re.search("[A-Za-z]", w)), len(words)) + 1:]
+            names = [m[1] for w in words if w[0].isalpha() and (m := ALONE.fullmatch(w)) and _capitalised(m[1])]
+            if 2 * len(names) <= len(words):
+                found.update(name.lower() for name in names)
+    return found
+
+
+def _capitalised(word: str) -> bool:
+    return word[0].isupper() and word[1:].islower()
+
+
 def _product_like(word: str) -> bool:
     return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
 

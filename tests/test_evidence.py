@@ -11,7 +11,7 @@ from pathlib import Path
 import test_agent
 from test_agent import cli, reply
 
-from gemdoc import embed, evidence, paths
+from gemdoc import embed, evidence, paths, terms
 from gemdoc.chunk import Chunk
 from gemdoc.store import GemRecord, Writer
 
@@ -123,6 +123,39 @@ def test_a_coined_subject_in_the_asking_sentence_outweighs_a_documented_method(p
     monkeypatch.setattr(evidence, "COINED_SUBJECT_RULE", False)
     bundle = ask.open_bundle(project)
     assert not ask.keyword(bundle, coined, ask.Options()).refused
+
+
+def test_a_name_capitalised_in_the_asking_sentence_outweighs_a_documented_method(project, monkeypatch):
+    """A rare word the docs lack, capitalised inside the sentence that asks ("the Herb engine"), is a
+    name: a technology the bundle never mentions, as a coined term is. In lower case, at a sentence's
+    start, opening a quote, or said only where the question sets the scene, it may be the user's wording."""
+    from gemdoc import ask
+
+    assert terms.proper_names('Our app uses Herb. How do I switch to Cuprite, or "Ferrum" (Selenium), with the QA '
+                              "team and gRPC in ActiveAccounting? I think") == {"cuprite"}  # the asking sentence's
+    for unnamed in ("How Do I Configure Retry#retry_on For Idempotent Jobs?", "Quick one: Idempotent jobs, how?",
+                    "hi\nIdempotent jobs: how?", "(Sorry if dumb.) Idempotent jobs: how?", "Idempotent jobs - Herb?"):
+        assert terms.proper_names(unnamed) == set(), unnamed
+    named = "Our calls fail now and then. How do I retry each call the Herb engine makes with Retry#retry_on?"
+    assert 0 < evidence.zipf("herb") <= evidence.BARS.rare_zipf
+    data = reply("search", "-C", str(project), named)
+    assert data["refused"] and data["diagnosis"]["reason"] == "absent_subject"
+    assert data["diagnosis"]["absent"] == ["herb"]
+    typed = reply("query", "-C", str(project), f"{named}\nlex: Retry#retry_on\nvec: retry a job when it fails")
+    assert typed["refused"] and typed["diagnosis"]["absent"] == ["herb"]
+    asking = "How do I retry each call the Herb engine makes with"
+    kept = (
+        named.replace("Herb", "herb"),  # lower case
+        named.replace("How do I retry each call the Herb engine makes", "Herb calls: how do I retry each one"),  # first
+        named.replace("Herb engine", '"Herb" engine'),  # opening a quote
+        f"We compile with Herb. {named.replace('Herb', 'herb')}",  # only where the question sets the scene
+        "lex: Retry#retry_on Herb",  # a typed part capitalises class names
+        named.replace(asking, "How Do I Retry Each Call The Herb Engine Makes With"),  # Title Case
+    )
+    for text in kept:
+        assert not reply("search", "-C", str(project), text)["refused"], text
+    monkeypatch.setattr(evidence, "PROPER_NAMES_RULE", False)
+    assert not ask.keyword(ask.open_bundle(project), named, ask.Options()).refused
 
 
 def test_an_api_the_bundle_documents_named_anywhere_is_evidence(project):

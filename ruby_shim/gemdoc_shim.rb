@@ -145,7 +145,7 @@ module GemdocShim
       dir = File.expand_path(gem.fetch("path"), project)
       return nil unless File.directory?(dir)
 
-      spec_file = Dir.glob(File.join(dir, "{,*/,*/*/}#{gem['name']}.gemspec")).first
+      spec_file = gemspec_in(dir, gem["name"])
       root = spec_file ? File.dirname(spec_file) : dir
       if no_gem?(root, project, spec_file)
         return {"status" => "refused", "reason" => "its path: holds the project or the home directory, or is /"}
@@ -181,13 +181,18 @@ module GemdocShim
       nil
     end
 
+    # NAME.gemspec at the top of ``dir`` or up to two directories below it (a monorepo's gems).
+    def gemspec_in(dir, name)
+      Dir.glob(File.join(dir, "{,*/,*/*/}#{name}.gemspec")).first
+    end
+
     # Bundler checks git sources out into <bundle_path>/bundler/gems/<repo>-<rev12>.
     def git_gem(gem, bundle_path)
       return nil unless bundle_path && gem["revision"]
 
       pattern = File.join(bundle_path, "bundler", "gems", "*-#{gem['revision'][0, 12]}")
       Dir.glob(pattern).each do |checkout|
-        spec_file = Dir.glob(File.join(checkout, "{,*/,*/*/}#{gem['name']}.gemspec")).first
+        spec_file = gemspec_in(checkout, gem["name"])
         return {"status" => "found", "dir" => File.dirname(spec_file), "ri_dir" => nil} if spec_file
       end
       nil

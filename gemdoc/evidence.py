@@ -365,8 +365,11 @@ def coined(asked: list[tuple[str, str | None]]) -> bool:
     CamelCase compound (the user's own ``ActiveAccounting``) or a name written as code
     (``GRPC::BadStatus``, the symptom asked about) may only be the user's wording beside the method
     the docs describe."""
-    return COINED_SUBJECT_RULE and any((kind == "product" and zipf(t) == 0) or (kind == "proper" and PROPER_NAMES_RULE)
-                                       for t, kind in asked)  # fmt: skip
+    return COINED_SUBJECT_RULE and any(_coined(term, kind) for term, kind in asked)
+
+
+def _coined(term: str, kind: str | None) -> bool:
+    return (kind == "product" and zipf(term) == 0) or (kind == "proper" and PROPER_NAMES_RULE)
 
 
 def insisted(parts: list[Evidence], code: Sequence[Collection[str]], bars: Bars = BARS) -> bool:
@@ -389,7 +392,8 @@ def stated_subjects(judged: list[tuple[str | None, Evidence]], code: Sequence[Co
 
 
 def _per_part(code: Sequence, parts: Sequence) -> list:
-    """Each part's code terms (or products); none for every part when the caller gave none (a query of one part)."""
+    """Each part's code terms (or products); none for every part when the caller gave none (a query of
+    one part)."""
     return list(code) or [{}] * len(parts)
 
 

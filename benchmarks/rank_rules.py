@@ -45,6 +45,7 @@ RULES = {
     "akin_modules": (searcher, "AKIN_MODULES", True, False),
     "akin_siblings": (searcher, "AKIN_SIBLINGS", True, False),
     "question_first": (hybrid, "QUESTION_FIRST", True, False),
+    "release_notes_first": (hybrid, "RELEASE_NOTES_FIRST", 3, 0),
     "scene_half": (searcher, "SCENE_WEIGHT", 0.5, 1.0),
     "named_asked_only": (searcher, "NAMED_ASKED_ONLY", True, False),
     "size_prior": (searcher, "SIZE_POWER", 0.1, 0.0),

@@ -51,6 +51,12 @@ AKIN_NAMES = True
 # outvote the question. Like every pin it goes no lower than that place, higher where fusion ranks it higher.
 # Version questions gain most: the vector arm cannot tell 13.0.6's notes from 0.9.6's.
 QUESTION_FIRST = True
+# In a typed query whose own words (any part but ``lex:``) ask about a release ("is that in the release we have
+# locked", "what changed in 3.5.3"), the notes of the locked version go first when the fusion ranks them within
+# the first RELEASE_NOTES_FIRST (0: off): the APIs an agent names for such a question are where the change
+# lives, the notes are what it asked. The query's lex: names do not count ("Semaphore#release").
+# Measured by benchmarks/rank_rules.py (release_notes_first).
+RELEASE_NOTES_FIRST = 3
 QUALIFIED = re.compile(r"::|#|\w\.\w|^[A-Z]\w+/[A-Z]\w+$")
 BARE_METHOD = re.compile(r"^[a-z]\w*_\w+[?!=]?$")  # a method name alone that reads as code: ``on_worker_boot``
 TYPED = re.compile(r"(?:^|\s)(lex|vec|hyde):[ \t]*", re.I)  # an empty part never swallows the next line
@@ -117,7 +123,8 @@ def query(
         fresh = QUESTION_FIRST and untyped and untyped[0].id not in {hit.id for hit in named}
         place = first_place(untyped, parts[0][1]) if fresh else 0
         pinned += [(untyped[0], len(named) + place)] if place else []
-    return _fuse(mode, lists, limit, whole, pinned, asks_release(" ".join(body for _, body in parts)))
+    notes_asked = len(parts) > 1 and asks_release(" ".join(body for kind, body in parts if kind != "lex"))
+    return _fuse(mode, lists, limit, whole, pinned, asks_release(" ".join(body for _, body in parts)), notes_asked)
 
 
 def asks_release(text: str) -> bool:
@@ -186,17 +193,20 @@ def _clear_first(hits: list[searcher.Hit]) -> bool:
 
 
 def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tuple[searcher.Hit, int]],
-          release: bool = False) -> Fused:
+          release: bool = False, notes_asked: bool = False) -> Fused:
     """Reciprocal rank fusion by citation (_votes); each ``pinned`` hit's citation (the keyword arm's
     first place, or an API the query names) takes the place given with it, or stays where fusion put
     it when that is higher. ``whole`` is the keyword arm's reading of the whole question (its evidence
-    and plan); for a question about a ``release``, the locked version's notes weigh more."""
+    and plan); for a question about a ``release``, the locked version's notes weigh more, and when
+    the query's own words ask about one (``notes_asked``) they go first (notes_first)."""
     fused, shown, arms = _votes(lists)
     for key, hit in shown.items():
         fused[key] *= searcher.gem_prior(whole.plan, hit.gem) if whole.plan else 1.0
         if release and searcher.locked_release(hit):
             fused[key] *= searcher.LOCKED_RELEASE_FACTOR
     order = _placed(fused, shown, pinned)
+    if notes_asked:
+        notes_first(order, shown)
     result = [shown[key] for key in order]
     for at in range(len(result) - 1, -1, -1):  # scores stay in order, whatever moved
         below = fused[order[at + 1]] + 1e-6 if at + 1 < len(order) else 0.0
@@ -204,6 +214,14 @@ def _fuse(mode: str, lists, limit: int, whole: searcher.Found, pinned: list[tupl
         fused[order[at]] = result[at].score
     arms_of = {shown[key].id: ranks for key, ranks in arms.items()}
     return Fused(mode, result[:limit], arms_of, whole.evidence, whole.plan)
+
+
+def notes_first(order: list[tuple], shown: dict[tuple, searcher.Hit]) -> None:
+    """Move the best-placed notes of the locked version (search.locked_release) within the first
+    RELEASE_NOTES_FIRST citations of ``order`` to the first place."""
+    near = [at for at, key in enumerate(order[:RELEASE_NOTES_FIRST]) if searcher.locked_release(shown[key])]
+    if near:
+        order.insert(0, order.pop(near[0]))
 
 
 def _votes(lists) -> tuple[dict[tuple, float], dict[tuple, searcher.Hit], dict[tuple, dict[str, int]]]:

@@ -111,6 +111,22 @@ def test_in_the_fusion_a_release_question_weighs_the_locked_versions_notes(monke
     assert first("what changed in the worker count since upgrading") == "History > 1.1.0"
 
 
+def test_a_typed_release_question_gets_the_locked_notes_before_the_apis_it_names(bundle, monkeypatch):
+    """An agent names the API a change lives in; when its own words ask what the release changed, the
+    locked version's notes (ranked near the top) go first. A lex: name's words ("release") ask nothing."""
+    from gemdoc import hybrid
+
+    def first(text: str) -> str:
+        return hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[0].title
+
+    asked = "did the locked release change how many workers start?\nlex: Runner#workers"
+    assert first(asked) == "History > 1.2.0"
+    assert first("how many workers start by default?\nlex: Runner#workers") == "Runner#workers"
+    assert first("how many workers start by default?\nlex: Runner#workers Semaphore#release") == "Runner#workers"
+    monkeypatch.setattr(hybrid, "RELEASE_NOTES_FIRST", 0)
+    assert first(asked) == "Runner#workers"
+
+
 @pytest.mark.parametrize("text, second_score, order", [
     ("how many workers start", 0.9, [2, 1, 3]), ("how many workers start", 0.5, [1, 2, 3]),
     ("Runner#workers", 0.9, [1, 2, 3]), ("assert_in_delta", 0.9, [1, 2, 3]),
@@ -282,6 +298,7 @@ def test_the_questions_own_clear_keyword_first_follows_the_named_entries(bundle,
     def top(text: str) -> list[str]:
         return [h.title for h in hybrid.query(bundle.conn, text, bundle.scope.gems, 5).hits[:2]]
 
+    monkeypatch.setattr(hybrid, "RELEASE_NOTES_FIRST", 0)  # which puts these notes first (the test above)
     question = "Since upgrading, how many parallel workers does the runner start by default?"
     assert titles(bundle, question)[0] == "History > 1.2.0"
     assert top(f"{question}\nlex: runner start_all workers")[:2] == ["Suite::Runner#start_all", "History > 1.2.0"]
